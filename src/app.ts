@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto'
+import fastifyCors from '@fastify/cors'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import auditPlugin from '../plugins/audit.js'
+import configPlugin from '../plugins/config.js'
+import countersPlugin from '../plugins/counters.js'
+import cookiesPlugin from '../plugins/cookies.js'
+import dbPlugin from '../plugins/db.js'
+import errorsPlugin, { clientErrorHandler } from '../plugins/errors.js'
+import guardPlugin from '../plugins/guard.js'
+import jsonBodyPlugin from '../plugins/json-body.js'
+import jwtPlugin from '../plugins/jwt.js'
+import metricsPlugin from '../plugins/metrics.js'
+import rateLimitPlugin from '../plugins/rate-limit.js'
+import securityPlugin from '../plugins/security.js'
+import openapiPlugin from '../plugins/openapi.js'
+import servicesPlugin from '../plugins/services.js'
+import validationPlugin from '../plugins/validation.js'
+import apiRoutes from '../routes/api/index.js'
+import authRoutes from '../routes/auth.js'
+import docsRoutes from '../routes/docs.js'
+import healthRoutes from '../routes/health.js'
+import metricsRoutes from '../routes/metrics.js'
+import reservedRoutes from '../routes/reserved.js'
+import type { Config } from './config.js'
+import { loggerOptions, type LogStream } from './logger.js'
+
+export interface BuildOptions {
+  /** a logger instance or options to use instead of the configured one (tests) */
+  logger?: boolean
+  /** where the configured logger writes instead of stdout (tests read their log lines from it) */
+  logStream?: LogStream
+}
+
+/** The whole service, plugins then routes; it never listens (server.ts does). */
+export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { trustProxy } = config
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(config, options.logStream),
+    // per-request lines are opt-in (LOG_REQUESTS): audit and error lines are always written
+    logController: new LogController({ disableRequestLogging: !config.logRequests }),
+    bodyLimit: config.bodyLimit,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    // the router's own refusals (a malformed URL escape, an over-long path parameter) happen before
+    // any route is found; without this they bypass the error handler and get Fastify's own body
+    frameworkErrors: (error, request, reply) => { request.server.errorHandler(error, request, reply) },
+    clientErrorHandler,
+    // TRUST_PROXY decides whether X-Forwarded-For is believed (off by default); a count trusts that many hops
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
+    // slow clients cannot hold a connection: the whole request is bounded (headers by Node's 16 KiB)
+    requestTimeout: config.requestTimeout * 1000,
+    connectionTimeout: config.requestTimeout * 1000
+  })
+  app.server.headersTimeout = 10_000
+  // headers past the hundredth are dropped by Node, never parsed
+  app.server.maxHeadersCount = 100
+
+  await app.register(configPlugin, { config })
+  await app.register(validationPlugin)
+  await app.register(errorsPlugin)
+  await app.register(securityPlugin)
+  await app.register(countersPlugin)
+  await app.register(rateLimitPlugin)
+  await app.register(jsonBodyPlugin)
+  if (config.corsOrigins.length > 0) {
+    // the headers a client of this API sends, listed: by default the plugin reflects whatever a preflight asks for
+    await app.register(fastifyCors, { origin: config.corsOrigins, credentials: true, allowedHeaders: ['Authorization', 'Content-Type'] })
+  }
+  await app.register(dbPlugin)
+  await app.register(jwtPlugin)
+  await app.register(cookiesPlugin)
+  await app.register(metricsPlugin)
+  await app.register(auditPlugin)
+  await app.register(servicesPlugin)
+  await app.register(guardPlugin)
+  // before the routes: its onRoute hook collects them into the OpenAPI document
+  await app.register(openapiPlugin)
+
+  await app.register(healthRoutes)
+  // not registered at all when off: GET /metrics is then an unknown route (404)
+  if (config.metrics !== undefined) await app.register(metricsRoutes)
+  await app.register(authRoutes, { prefix: '/auth' })
+  await app.register(reservedRoutes)
+  await app.register(apiRoutes, { prefix: '/api' })
+  await app.register(docsRoutes)
+  return app
+}

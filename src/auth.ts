@@ -1,0 +1,67 @@
+import type { AuditSink, RequestContext } from './audit.js'
+import type { Store } from './db/store.js'
+import { InvalidCredentials, InvalidPassword, TokenRevoked } from './errors.js'
+import type { PasswordHasher } from './passwords.js'
+import type { SessionService, TokenPair } from './sessions.js'
+import type { FailureThrottle } from './throttle.js'
+import type { Claims } from './tokens.js'
+import { normalizeEmail, type NewAccount, type UserService } from './users.js'
+
+/** Email-and-password sign-in and self-registration. */
+export class AuthService {
+  constructor (
+    private readonly store: Store,
+    private readonly hasher: PasswordHasher,
+    private readonly users: UserService,
+    private readonly sessions: SessionService,
+    private readonly audit: AuditSink,
+    private readonly throttle: FailureThrottle
+  ) {}
+
+  /** Unknown email and wrong password give the same error after the same argon2 work. */
+  async login (email: string, password: string, context: RequestContext): Promise<TokenPair> {
+    const normalized = normalizeEmail(email)
+    const throttleKey = `login:${normalized}:${context.ip}`
+    await this.throttle.assertAllowed(throttleKey)
+    const user = await this.store.users.findByEmail(normalized)
+    const ok = await this.hasher.verify(user?.passwordHash, password)
+    if (!ok || user === undefined) {
+      await this.throttle.recordFailure(throttleKey)
+      this.audit({ event: 'login_failed', email: normalized, userId: user?.id }, context)
+      throw new InvalidCredentials()
+    }
+    await this.throttle.reset(throttleKey)
+    if (this.hasher.needsRehash(user.passwordHash)) {
+      // only over the hash just verified: a password changed meanwhile must not be reverted
+      await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
+    }
+    const pair = await this.sessions.start(user)
+    this.audit({ event: 'login_succeeded', userId: user.id, sessionId: pair.sessionId }, context)
+    return pair
+  }
+
+  async register (account: Omit<NewAccount, 'isSuperuser'>, context: RequestContext): Promise<TokenPair> {
+    const user = await this.users.create({ ...account, isSuperuser: false })
+    const pair = await this.sessions.start(user)
+    this.audit({ event: 'registered', userId: user.id, sessionId: pair.sessionId }, context)
+    return pair
+  }
+
+  /** A new password ends every other session of the user; the caller's own keeps working. */
+  async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
+    const user = await this.store.users.findById(caller.user_id)
+    if (user === undefined) throw new TokenRevoked()
+    const throttleKey = `password:${user.id}:${context.ip}`
+    await this.throttle.assertAllowed(throttleKey)
+    if (!await this.hasher.verify(user.passwordHash, currentPassword)) {
+      await this.throttle.recordFailure(throttleKey)
+      throw new InvalidPassword()
+    }
+    await this.throttle.reset(throttleKey)
+    await this.store.transaction(async (tx) => {
+      await tx.users.setPasswordHash(user.id, await this.hasher.hash(newPassword), new Date().toISOString())
+      await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, 'password_changed', context, tx)
+    })
+    this.audit({ event: 'password_changed', userId: user.id, sessionId: caller.session_id }, context)
+  }
+}

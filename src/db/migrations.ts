@@ -1,0 +1,90 @@
+import { Migrator, sql, type Kysely, type Migration } from 'kysely'
+
+/**
+ * Versioned, append-only migrations, applied in name order at start and by `gatehouse migrate`.
+ * Written with Kysely's schema builder in the types both SQLite and PostgreSQL share.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_users_sessions_revocations': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('users')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('email', 'text', (c) => c.notNull().unique())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('age', 'integer')
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('roles', 'text', (c) => c.notNull())
+        .addColumn('is_superuser', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('users_created_at_id').on('users').columns(['created_at', 'id']).execute()
+
+      await db.schema.createTable('sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('refresh_jti', 'text', (c) => c.notNull())
+        .addColumn('refresh_claims', 'text', (c) => c.notNull())
+        .addColumn('previous_jti', 'text')
+        .addColumn('rotated_at', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .execute()
+      await db.schema.createIndex('sessions_user_id').on('sessions').column('user_id').execute()
+      await db.schema.createIndex('sessions_expires_at').on('sessions').column('expires_at').execute()
+
+      // no foreign key: a deleted user's revocations must outlive the user
+      await db.schema.createTable('revocations')
+        .addColumn('session_id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('revocations_revoked_at').on('revocations').column('revoked_at').execute()
+      await db.schema.createIndex('revocations_expires_at').on('revocations').column('expires_at').execute()
+    }
+  },
+  '0002_audit_events': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('audit_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('user_id', 'text')
+        .addColumn('session_id', 'text')
+        .addColumn('email', 'text')
+        .addColumn('address', 'text')
+        .addColumn('detail', 'text')
+        .execute()
+      // the listing's order (newest first) and its filters
+      await db.schema.createIndex('audit_events_at_id').on('audit_events').columns(['at', 'id']).execute()
+      await db.schema.createIndex('audit_events_user_id_at').on('audit_events').columns(['user_id', 'at']).execute()
+      await db.schema.createIndex('audit_events_event_at').on('audit_events').columns(['event', 'at']).execute()
+    }
+  }
+}
+
+export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'postgres' = 'sqlite'): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(kind === 'postgres' && { migrationTableSchema: await currentSchema(db) })
+  })
+  const { error, results = [] } = await migrator.migrateToLatest()
+  if (error) throw error
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/**
+ * PostgreSQL: the schema the tables go to (the first of search_path that exists). Kysely looks
+ * for its own migration tables in every schema unless it is told one, so a database holding
+ * another schema with them (another app, a test run) would make it skip creating its own here.
+ */
+async function currentSchema (db: Kysely<unknown>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+  const schema = rows[0]?.schema
+  if (!schema) throw new Error('PostgreSQL: no schema of the search_path exists; create it or fix DATABASE_URL')
+  return schema
+}

@@ -1,0 +1,70 @@
+import type { Insertable, Selectable } from 'kysely'
+
+/*
+ * Column types are the portable subset of SQLite and PostgreSQL: ids are UUID text, times are
+ * ISO 8601 UTC text with milliseconds (they sort as text and reach the API unconverted),
+ * roles are a JSON array in text and booleans are 0/1 integers (better-sqlite3 binds no booleans).
+ */
+export interface UsersTable {
+  id: string
+  email: string
+  name: string
+  age: number | null
+  password_hash: string
+  roles: string
+  is_superuser: number
+  created_at: string
+  updated_at: string
+}
+
+export interface SessionsTable {
+  id: string
+  user_id: string
+  /** jti of the one refresh token that may rotate this session now */
+  refresh_jti: string
+  /** payload of that refresh token: re-signing it reproduces the token for the grace answer */
+  refresh_claims: string
+  /** the jti spent by the last rotation, honoured until rotated_at + REFRESH_REUSE_INTERVAL */
+  previous_jti: string | null
+  rotated_at: string | null
+  created_at: string
+  expires_at: string
+  revoked_at: string | null
+}
+
+export interface RevocationsTable {
+  session_id: string
+  user_id: string
+  reason: string
+  revoked_at: string
+  /** after this no access token of the session can be valid, so the entry may go */
+  expires_at: string
+}
+
+export interface AuditEventsTable {
+  /** UUIDv7, monotonic within a process: ties of `at` still sort in the order they happened */
+  id: string
+  at: string
+  event: string
+  /** no foreign key: the trail of a deleted user stays */
+  user_id: string | null
+  session_id: string | null
+  /** the email a failed sign-in was attempted with (it may name no user) */
+  email: string | null
+  /** the client address */
+  address: string | null
+  detail: string | null
+}
+
+export interface Database {
+  users: UsersTable
+  sessions: SessionsTable
+  revocations: RevocationsTable
+  audit_events: AuditEventsTable
+}
+
+export type UserRow = Selectable<UsersTable>
+export type NewUserRow = Insertable<UsersTable>
+export type SessionRow = Selectable<SessionsTable>
+export type RevocationRow = Selectable<RevocationsTable>
+export type AuditEventRow = Selectable<AuditEventsTable>

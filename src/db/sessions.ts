@@ -1,0 +1,72 @@
+import type { Kysely } from 'kysely'
+import type { Database, SessionRow } from './schema.js'
+
+export type Session = SessionRow
+
+export interface Rotation {
+  sessionId: string
+  fromJti: string
+  toJti: string
+  refreshClaims: string
+  now: string
+  expiresAt: string
+}
+
+/** Which sessions a revocation ends. */
+export type RevocationTarget =
+  | { sessionId: string }
+  | { userId: string, exceptSessionId?: string }
+
+export interface RevokedSession { sessionId: string, userId: string }
+
+export class SessionRepository {
+  constructor (private readonly db: Kysely<Database>) {}
+
+  async create (session: Omit<Session, 'previous_jti' | 'rotated_at' | 'revoked_at'>): Promise<void> {
+    await this.db.insertInto('sessions').values({ ...session, previous_jti: null, rotated_at: null, revoked_at: null }).execute()
+  }
+
+  async findById (id: string): Promise<Session | undefined> {
+    return await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  /**
+   * Compare-and-set on the current jti, so of two refreshes racing with one token exactly one
+   * rotates; the other sees `false` and takes the grace path.
+   */
+  async rotate ({ sessionId, fromJti, toJti, refreshClaims, now, expiresAt }: Rotation): Promise<boolean> {
+    const result = await this.db.updateTable('sessions')
+      .set({ refresh_jti: toJti, refresh_claims: refreshClaims, previous_jti: fromJti, rotated_at: now, expires_at: expiresAt })
+      .where('id', '=', sessionId)
+      .where('refresh_jti', '=', fromJti)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /** Marks the target's live sessions revoked and records each in `revocations`, atomically. */
+  async revoke (target: RevocationTarget, reason: string, now: string, revocationExpiresAt: string): Promise<RevokedSession[]> {
+    const run = async (trx: Kysely<Database>) => {
+      let query = trx.updateTable('sessions').set({ revoked_at: now }).where('revoked_at', 'is', null)
+      if ('sessionId' in target) {
+        query = query.where('id', '=', target.sessionId)
+      } else {
+        query = query.where('user_id', '=', target.userId)
+        if (target.exceptSessionId !== undefined) query = query.where('id', '!=', target.exceptSessionId)
+      }
+      const rows = await query.returning(['id', 'user_id']).execute()
+      if (rows.length === 0) return []
+      await trx.insertInto('revocations')
+        .values(rows.map((r) => ({ session_id: r.id, user_id: r.user_id, reason, revoked_at: now, expires_at: revocationExpiresAt })))
+        .onConflict((oc) => oc.column('session_id').doNothing())
+        .execute()
+      return rows.map((r) => ({ sessionId: r.id, userId: r.user_id }))
+    }
+    return this.db.isTransaction ? await run(this.db) : await this.db.transaction().execute(run)
+  }
+
+  /** Expired sessions can neither refresh nor hold a live access token. */
+  async deleteExpired (now: string): Promise<void> {
+    await this.db.deleteFrom('sessions').where('expires_at', '<=', now).execute()
+  }
+}

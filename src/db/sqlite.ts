@@ -1,0 +1,73 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import BetterSqlite3 from 'better-sqlite3'
+import { SqliteAdapter, SqliteDialect } from 'kysely'
+import type { SqliteDatabase, SqliteStatement } from 'kysely'
+
+const STATEMENT_CACHE_LIMIT = 256
+const BUSY_TIMEOUT_MS = 5000
+
+/**
+ * Kysely takes no migration lock on SQLite, so two processes starting on a fresh file both ran
+ * the migrations and one failed ("table users already exists"). BEGIN IMMEDIATE is SQLite's
+ * write lock: the second waits for it, then finds the migrations applied. It is polled, not
+ * waited for with busy_timeout, which would block the event loop of an instance in the same
+ * process that holds the lock.
+ */
+class LockingSqliteAdapter extends SqliteAdapter {
+  constructor (private readonly db: BetterSqlite3.Database) { super() }
+
+  override async acquireMigrationLock (): Promise<void> {
+    const deadline = Date.now() + BUSY_TIMEOUT_MS
+    for (;;) {
+      this.db.pragma('busy_timeout = 0')
+      try {
+        this.db.exec('BEGIN IMMEDIATE')
+        return
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err
+      } finally {
+        this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+      }
+      await sleep(20)
+    }
+  }
+
+  override async releaseMigrationLock (): Promise<void> {
+    if (this.db.inTransaction) this.db.exec('COMMIT')
+  }
+}
+
+class LockingSqliteDialect extends SqliteDialect {
+  constructor (config: { database: SqliteDatabase }, private readonly db: BetterSqlite3.Database) { super(config) }
+  override createAdapter (): SqliteAdapter { return new LockingSqliteAdapter(this.db) }
+}
+
+/**
+ * better-sqlite3 behind Kysely. Kysely prepares every query anew; the queries come from code,
+ * so caching the prepared statements by SQL text saves the parse on every request.
+ */
+export function createSqliteDialect (path: string): SqliteDialect {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const db = new BetterSqlite3(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('foreign_keys = ON')
+  // wait for another process's write lock (a second worker, the CLI) instead of failing with SQLITE_BUSY
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  db.pragma('synchronous = NORMAL')
+  const statements = new Map<string, SqliteStatement>()
+  const database: SqliteDatabase = {
+    close: () => db.close(),
+    prepare (sql) {
+      let statement = statements.get(sql)
+      if (statement === undefined) {
+        if (statements.size >= STATEMENT_CACHE_LIMIT) statements.clear()
+        statement = db.prepare(sql)
+        statements.set(sql, statement)
+      }
+      return statement
+    }
+  }
+  return new LockingSqliteDialect({ database }, db)
+}

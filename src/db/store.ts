@@ -1,0 +1,79 @@
+import { Kysely, sql, type Dialect } from 'kysely'
+import { AuditEventRepository } from './audit-events.js'
+import { migrateToLatest } from './migrations.js'
+import { RevocationRepository } from './revocations.js'
+import type { Database } from './schema.js'
+import { SessionRepository } from './sessions.js'
+import { UserRepository } from './users.js'
+
+/**
+ * The one storage seam. Services see repositories and never which database is behind them;
+ * `connect` picks the driver from the DATABASE_URL scheme and imports only that one.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+  readonly users: UserRepository
+  readonly sessions: SessionRepository
+  readonly revocations: RevocationRepository
+  readonly auditEvents: AuditEventRepository
+  /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
+  transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
+  migrate (): Promise<string[]>
+  ping (): Promise<void>
+  close (): Promise<void>
+}
+
+class KyselyStore implements Store {
+  readonly users: UserRepository
+  readonly sessions: SessionRepository
+  readonly revocations: RevocationRepository
+  readonly auditEvents: AuditEventRepository
+
+  constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
+    this.users = new UserRepository(db, kind === 'postgres')
+    this.sessions = new SessionRepository(db)
+    this.revocations = new RevocationRepository(db)
+    this.auditEvents = new AuditEventRepository(db)
+  }
+
+  async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.db.isTransaction) return await fn(this)
+    return await this.db.transaction().execute(async (trx) => await fn(new KyselyStore(this.kind, trx)))
+  }
+
+  async migrate () {
+    return await migrateToLatest(this.db as Kysely<unknown>, this.kind)
+  }
+
+  async ping () {
+    await sql`select 1`.execute(this.db)
+  }
+
+  async close () {
+    await this.db.destroy()
+  }
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL: the pool's upper bound (DATABASE_POOL_MAX); SQLite has one connection. */
+  poolMax?: number
+  /** PostgreSQL: errors of pooled connections, which are logged, never thrown. */
+  onError?: (err: Error) => void
+}
+
+export async function connect (url: string, options: ConnectOptions = {}): Promise<Store> {
+  let kind: Store['kind']
+  let dialect: Dialect
+  if (url.startsWith('sqlite:')) {
+    const { createSqliteDialect } = await import('./sqlite.js')
+    kind = 'sqlite'
+    dialect = createSqliteDialect(url.slice('sqlite:'.length))
+  } else if (/^postgres(ql)?:\/\//.test(url)) {
+    const { createPostgresDialect } = await import('./postgres.js')
+    kind = 'postgres'
+    dialect = createPostgresDialect(url, options)
+  } else {
+    throw new Error(`Unsupported DATABASE_URL scheme: ${url.split(':')[0]}`)
+  }
+  return new KyselyStore(kind, new Kysely<Database>({ dialect }))
+}

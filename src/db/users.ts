@@ -1,0 +1,115 @@
+import type { Kysely } from 'kysely'
+import type { Database, UserRow } from './schema.js'
+
+export interface User {
+  id: string
+  email: string
+  name: string
+  age: number | null
+  passwordHash: string
+  roles: string[]
+  isSuperuser: boolean
+  createdAt: string
+  updatedAt: string
+}
+
+export type NewUser = Omit<User, 'createdAt' | 'updatedAt'>
+
+export interface UserChanges { name?: string, age?: number | null, roles?: string[], isSuperuser?: boolean }
+
+function toUser (row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    age: row.age,
+    passwordHash: row.password_hash,
+    roles: JSON.parse(row.roles) as string[],
+    isSuperuser: row.is_superuser === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+export class UserRepository {
+  /**
+   * `lockInTransactions` (PostgreSQL): a user read inside a transaction is read FOR UPDATE, so
+   * two admins changing one user's grants at once take turns, and the second decides whether
+   * a grant was lost (and sessions must end) from the first one's result, not a stale row.
+   * SQLite has one writer at a time and no FOR UPDATE.
+   */
+  constructor (private readonly db: Kysely<Database>, private readonly lockInTransactions = false) {}
+
+  /** Inserts unless the email exists; `undefined` means it was taken (also under a race). */
+  async create (user: NewUser, now: string): Promise<User | undefined> {
+    const row = await this.db.insertInto('users')
+      .values({
+        id: user.id,
+        email: user.email,
+        name: user.name,
+        age: user.age,
+        password_hash: user.passwordHash,
+        roles: JSON.stringify(user.roles),
+        is_superuser: user.isSuperuser ? 1 : 0,
+        created_at: now,
+        updated_at: now
+      })
+      .onConflict((oc) => oc.column('email').doNothing())
+      .returningAll()
+      .executeTakeFirst()
+    return row && toUser(row)
+  }
+
+  async findById (id: string): Promise<User | undefined> {
+    let query = this.db.selectFrom('users').selectAll().where('id', '=', id)
+    if (this.lockInTransactions && this.db.isTransaction) query = query.forUpdate()
+    const row = await query.executeTakeFirst()
+    return row && toUser(row)
+  }
+
+  async findByEmail (email: string): Promise<User | undefined> {
+    const row = await this.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
+    return row && toUser(row)
+  }
+
+  /** Oldest first (created_at, then id), so pages are stable. */
+  async list (limit: number, offset: number): Promise<User[]> {
+    const rows = await this.db.selectFrom('users').selectAll()
+      .orderBy('created_at', 'asc').orderBy('id', 'asc')
+      .limit(limit).offset(offset)
+      .execute()
+    return rows.map(toUser)
+  }
+
+  async count (): Promise<number> {
+    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow()
+    return Number(row.total)
+  }
+
+  async update (id: string, changes: UserChanges, now: string): Promise<User | undefined> {
+    const row = await this.db.updateTable('users')
+      .set({
+        updated_at: now,
+        ...(changes.name !== undefined && { name: changes.name }),
+        ...(changes.age !== undefined && { age: changes.age }),
+        ...(changes.roles !== undefined && { roles: JSON.stringify(changes.roles) }),
+        ...(changes.isSuperuser !== undefined && { is_superuser: changes.isSuperuser ? 1 : 0 })
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
+    return row && toUser(row)
+  }
+
+  async delete (id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+
+  /** With `expected`, a compare-and-set: a hash replaced meanwhile (a password change) is kept. */
+  async setPasswordHash (id: string, passwordHash: string, now: string, expected?: string): Promise<void> {
+    let query = this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id)
+    if (expected !== undefined) query = query.where('password_hash', '=', expected)
+    await query.execute()
+  }
+}

@@ -1,0 +1,26 @@
+import type { FastifyServerOptions } from 'fastify'
+import type { Config } from './config.js'
+
+/** Tokens, passwords, cookies and the Authorization header never reach a log line (SPEC §7). */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.current_password',
+  '*.new_password',
+  '*.access_token',
+  '*.refresh_token',
+  '*.token'
+]
+
+/** A pino destination: anything with `write(line)`. */
+export interface LogStream { write (line: string): void }
+
+export function loggerOptions (config: Config, stream?: LogStream): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    ...(stream === undefined ? {} : { stream })
+  }
+}

@@ -1,0 +1,27 @@
+/** `http://localhost:80` and `http://localhost` are one origin: compare URL-normalized origins. */
+function originOf (value: string): string | undefined {
+  try {
+    const origin = new URL(value).origin
+    return origin === 'null' ? undefined : origin
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The CSRF rule for cookie-authenticated state changes (OWASP CSRF cheat sheet, "verifying
+ * origin with standard headers"): the request's Origin, or failing that its Referer, must be
+ * the server itself or one of CORS_ORIGINS. Neither header → refused.
+ */
+export function isTrustedOrigin (origin: string | undefined, referer: string | undefined, self: string, allowed: ReadonlySet<string>): boolean {
+  const header = origin ?? referer
+  const source = header === undefined ? undefined : originOf(header)
+  if (source === undefined) return false
+  return source === originOf(self) || allowed.has(source)
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+export function isStateChanging (method: string): boolean {
+  return !SAFE_METHODS.has(method)
+}

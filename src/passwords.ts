@@ -1,0 +1,41 @@
+import * as argon2 from 'argon2'
+
+export interface HashParameters { memoryCost: number, timeCost: number, parallelism: number }
+
+/**
+ * argon2id on libuv's thread pool, so hashing never blocks the event loop (OWASP Password
+ * Storage Cheat Sheet). Construct with `create`, which prepares the dummy hash.
+ */
+export class PasswordHasher {
+  private constructor (
+    private readonly options: HashParameters & { type: typeof argon2.argon2id },
+    private readonly dummyHash: string
+  ) {}
+
+  static async create (parameters: HashParameters): Promise<PasswordHasher> {
+    const options = { ...parameters, type: argon2.argon2id }
+    return new PasswordHasher(options, await argon2.hash('gatehouse-dummy-password', options))
+  }
+
+  async hash (password: string): Promise<string> {
+    return await argon2.hash(password, this.options)
+  }
+
+  /**
+   * Verifies against the dummy hash when there is no user, so an unknown email costs the same
+   * time as a wrong password and the answer cannot reveal which emails exist.
+   */
+  async verify (passwordHash: string | undefined, password: string): Promise<boolean> {
+    try {
+      const ok = await argon2.verify(passwordHash ?? this.dummyHash, password)
+      return ok && passwordHash !== undefined
+    } catch {
+      return false
+    }
+  }
+
+  /** True when the hash was made with other parameters than today's: re-hash it at login. */
+  needsRehash (passwordHash: string): boolean {
+    return argon2.needsRehash(passwordHash, this.options)
+  }
+}

@@ -1,0 +1,37 @@
+import type { TokenResponse } from '../schemas/auth.js'
+import type { UserResponse } from '../schemas/users.js'
+import type { User } from './db/users.js'
+import type { TokenPair } from './sessions.js'
+
+/** RFC 6749 §5.1: a response carrying tokens must not be cached. */
+export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
+
+/** The API's shapes of the domain objects; the response schemas then filter them. */
+export function toUserResponse (user: User): UserResponse {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    age: user.age,
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+    roles: user.roles,
+    is_superuser: user.isSuperuser
+  }
+}
+
+/**
+ * `expires_in` rounds up: `exp` is a whole second no later than iat + TTL, so a fresh pair says
+ * the configured TTL (900), never 899 because the clock moved past a half second meanwhile.
+ */
+export function toTokenResponse (pair: TokenPair): TokenResponse {
+  return {
+    access_token: pair.accessToken,
+    refresh_token: pair.refreshToken,
+    token_type: 'Bearer',
+    expires_in: Math.max(0, Math.ceil((pair.accessExpiresAt - Date.now()) / 1000)),
+    expires_at: new Date(pair.accessExpiresAt).toISOString(),
+    refresh_expires_at: new Date(pair.refreshExpiresAt).toISOString(),
+    user: toUserResponse(pair.user)
+  }
+}

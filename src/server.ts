@@ -1,0 +1,59 @@
+import cluster from 'node:cluster'
+import closeWithGrace from 'close-with-grace'
+import type { FastifyInstance } from 'fastify'
+import { pino, type LoggerOptions } from 'pino'
+import { buildApp } from './app.js'
+import { runPrimary } from './cluster.js'
+import { ConfigError, loadConfig } from './config.js'
+import { loggerOptions } from './logger.js'
+
+/**
+ * A close stops listening and destroys the keep-alive sockets that are idle at that moment; a
+ * socket whose request is still running becomes idle only when its answer is sent, and would
+ * then hold the process open for the whole keepAliveTimeout. So each answer sent during the
+ * close reaps the sockets it left idle (Node's own `finish` listener has detached it by then).
+ */
+function reapIdleSocketsWhileClosing (app: FastifyInstance): { closing: () => void } {
+  let closing = false
+  app.server.on('request', (_request, response) => {
+    response.once('finish', () => {
+      if (closing) setImmediate(() => { app.server.closeIdleConnections() })
+    })
+  })
+  return { closing: () => { closing = true } }
+}
+
+/**
+ * Process entry: loadConfig → buildApp → listen, and a graceful close on SIGTERM/SIGINT. With
+ * WORKERS > 1 this process is the primary (src/cluster.ts) and each worker runs the same entry.
+ */
+async function main (): Promise<void> {
+  let config
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`gatehouse: ${err.message}\n`)
+      process.exit(1)
+    }
+    throw err
+  }
+  if (config.workers > 1 && cluster.isPrimary) {
+    runPrimary(config.workers, pino(loggerOptions(config) as LoggerOptions))
+    return
+  }
+  const app = await buildApp(config)
+  const sockets = reapIdleSocketsWhileClosing(app)
+  // a worker stops on the primary's SIGTERM only: a terminal's Ctrl-C reaches the whole process
+  // group, and a second signal would make close-with-grace exit at once instead of draining
+  if (cluster.isWorker) process.on('SIGINT', () => {})
+  closeWithGrace({ delay: 10_000, skip: cluster.isWorker ? ['SIGINT'] : [] }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'closing after an error')
+    else app.log.info({ signal }, 'closing')
+    sockets.closing()
+    await app.close()
+  })
+  await app.listen({ port: config.port, host: config.host })
+}
+
+await main()

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto'
+import type { AuditSink, RequestContext } from './audit.js'
+import type { RevocationTarget } from './db/sessions.js'
+import type { Store } from './db/store.js'
+import type { User } from './db/users.js'
+import { RefreshTokenReused, TokenRevoked } from './errors.js'
+import type { RevocationIndex } from './revocation-index.js'
+import type { Claims, TokenIssuer } from './tokens.js'
+
+export interface TokenPair {
+  sessionId: string
+  accessToken: string
+  refreshToken: string
+  accessExpiresAt: number
+  refreshExpiresAt: number
+  user: User
+}
+
+export type LogoutScope = 'local' | 'others' | 'global'
+
+export interface SessionSettings { accessTtl: number, refreshReuseInterval: number }
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** Sessions: starting one, rotating its refresh token, and revoking it (SPEC §3). */
+export class SessionService {
+  constructor (
+    private readonly store: Store,
+    private readonly tokens: TokenIssuer,
+    private readonly index: RevocationIndex,
+    private readonly settings: SessionSettings,
+    private readonly audit: AuditSink
+  ) {}
+
+  async start (user: User): Promise<TokenPair> {
+    const now = Math.floor(Date.now() / 1000)
+    const sessionId = randomUUID()
+    const refresh = this.tokens.claims(user, sessionId, 'refresh', now)
+    await this.store.sessions.create({
+      id: sessionId,
+      user_id: user.id,
+      refresh_jti: refresh.jti,
+      refresh_claims: JSON.stringify(refresh),
+      created_at: iso(now * 1000),
+      expires_at: iso(refresh.exp * 1000)
+    })
+    return this.pair(user, refresh, now)
+  }
+
+  /**
+   * Rotates the refresh token. The token spent by the previous rotation, presented again within
+   * the grace interval (two tabs racing), gets the successor that rotation issued, re-signed from
+   * its stored claims, so both callers end on one chain; any other spent token is theft.
+   */
+  async refresh (token: string, context: RequestContext): Promise<TokenPair> {
+    const nowMs = Date.now()
+    const claims = this.tokens.verify(token, 'refresh', nowMs)
+    const [session, user] = await Promise.all([
+      this.store.sessions.findById(claims.session_id),
+      this.store.users.findById(claims.user_id)
+    ])
+    if (session === undefined || session.revoked_at !== null || user === undefined) throw new TokenRevoked()
+    const now = Math.floor(nowMs / 1000)
+    if (session.refresh_jti === claims.jti) {
+      const next = this.tokens.claims(user, session.id, 'refresh', now)
+      const rotated = await this.store.sessions.rotate({
+        sessionId: session.id,
+        fromJti: claims.jti,
+        toJti: next.jti,
+        refreshClaims: JSON.stringify(next),
+        now: iso(nowMs),
+        expiresAt: iso(next.exp * 1000)
+      })
+      if (rotated) {
+        this.audit({ event: 'refreshed', userId: user.id, sessionId: session.id }, context)
+        return this.pair(user, next, now)
+      }
+    }
+    const current = await this.store.sessions.findById(claims.session_id)
+    if (current === undefined || current.revoked_at !== null) throw new TokenRevoked()
+    const graceEnds = current.rotated_at === null ? 0 : Date.parse(current.rotated_at) + this.settings.refreshReuseInterval * 1000
+    if (current.previous_jti === claims.jti && nowMs <= graceEnds) {
+      return this.pair(user, JSON.parse(current.refresh_claims) as Claims, now)
+    }
+    await this.revoke({ sessionId: session.id }, 'refresh_token_reused', context)
+    this.audit({ event: 'refresh_reuse_detected', userId: user.id, sessionId: session.id }, context)
+    throw new RefreshTokenReused()
+  }
+
+  async logout (claims: Claims, scope: LogoutScope, context: RequestContext): Promise<void> {
+    const target: RevocationTarget = scope === 'local'
+      ? { sessionId: claims.session_id }
+      : { userId: claims.user_id, exceptSessionId: scope === 'others' ? claims.session_id : undefined }
+    await this.revoke(target, `logout_${scope}`, context)
+    this.audit({ event: 'logged_out', userId: claims.user_id, sessionId: claims.session_id, detail: scope }, context)
+  }
+
+  /**
+   * Ends the target's sessions at once: refresh refused by the store, access by the index.
+   * Given a transaction's store, the index learns of them before the commit; should that
+   * transaction roll back, tokens are refused that need not be, which is the safe way to err.
+   */
+  async revoke (target: RevocationTarget, reason: string, context: RequestContext, store: Store = this.store): Promise<void> {
+    const nowMs = Date.now()
+    // +1 s: exp is whole seconds, so no access token of the session outlives this
+    const until = nowMs + (this.settings.accessTtl + 1) * 1000
+    const revoked = await store.sessions.revoke(target, reason, iso(nowMs), iso(until))
+    for (const { sessionId } of revoked) this.index.add(sessionId, until)
+    if (revoked.length > 0 && !('sessionId' in target)) {
+      this.audit({ event: 'sessions_revoked', userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
+    }
+  }
+
+  /** The hot path of every guarded request: signature, type, exp, then an in-memory lookup. */
+  verifyAccess (token: string): Claims {
+    const claims = this.tokens.verify(token, 'access', Date.now())
+    if (this.index.has(claims.session_id)) throw new TokenRevoked()
+    return claims
+  }
+
+  /** Verifies a refresh token without spending it (logout identifies the session with it). */
+  verifyRefresh (token: string): Claims {
+    return this.tokens.verify(token, 'refresh', Date.now())
+  }
+
+  private pair (user: User, refresh: Claims, now: number): TokenPair {
+    const access = this.tokens.claims(
+      { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser },
+      refresh.session_id, 'access', now
+    )
+    return {
+      sessionId: refresh.session_id,
+      accessToken: this.tokens.sign(access),
+      refreshToken: this.tokens.sign(refresh),
+      accessExpiresAt: access.exp * 1000,
+      refreshExpiresAt: refresh.exp * 1000,
+      user
+    }
+  }
+}

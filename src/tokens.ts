@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto'
+import { TokenExpired, TokenInvalid } from './errors.js'
+
+export type TokenType = 'access' | 'refresh'
+
+/** SPEC §3: the claims of both tokens. */
+export interface Claims {
+  user_id: string
+  email: string
+  roles: string[]
+  session_id: string
+  is_superuser: boolean
+  type: TokenType
+  sub: string
+  iat: number
+  exp: number
+  iss: string
+  jti: string
+}
+
+/** Who a token speaks for: the user's identity and grants at signing time. */
+export interface TokenSubject { id: string, email: string, roles: string[], isSuperuser: boolean }
+
+/** Signs and verifies compact JWS; verify throws on a bad signature, algorithm, issuer or exp. */
+export interface TokenCodec {
+  sign (claims: Claims): string
+  verify (token: string): unknown
+}
+
+export interface TokenLifetimes { issuer: string, accessTtl: number, refreshTtl: number }
+
+function isClaims (value: unknown): value is Claims {
+  const c = value as Partial<Claims> | null
+  return typeof c === 'object' && c !== null &&
+    typeof c.user_id === 'string' && c.sub === c.user_id && typeof c.session_id === 'string' &&
+    typeof c.email === 'string' && Array.isArray(c.roles) && typeof c.is_superuser === 'boolean' &&
+    typeof c.exp === 'number' && typeof c.jti === 'string' && (c.type === 'access' || c.type === 'refresh')
+}
+
+export class TokenIssuer {
+  constructor (private readonly codec: TokenCodec, private readonly lifetimes: TokenLifetimes) {}
+
+  claims (subject: TokenSubject, sessionId: string, type: TokenType, nowSeconds: number): Claims {
+    const ttl = type === 'access' ? this.lifetimes.accessTtl : this.lifetimes.refreshTtl
+    return {
+      user_id: subject.id,
+      email: subject.email,
+      roles: subject.roles,
+      session_id: sessionId,
+      is_superuser: subject.isSuperuser,
+      type,
+      sub: subject.id,
+      iat: nowSeconds,
+      exp: nowSeconds + ttl,
+      iss: this.lifetimes.issuer,
+      jti: randomUUID()
+    }
+  }
+
+  sign (claims: Claims): string {
+    return this.codec.sign(claims)
+  }
+
+  /**
+   * RFC 8725 §3.11: the `type` claim keeps a refresh token from passing as an access token and
+   * the reverse. fast-jwt accepts a token in the millisecond its exp is reached; SPEC §3 refuses
+   * it from that second, hence the check here.
+   */
+  verify (token: string, type: TokenType, nowMs: number): Claims {
+    let payload: unknown
+    try {
+      payload = this.codec.verify(token)
+    } catch (err) {
+      if ((err as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpired()
+      throw new TokenInvalid()
+    }
+    if (!isClaims(payload) || payload.type !== type) throw new TokenInvalid()
+    if (payload.exp * 1000 <= nowMs) throw new TokenExpired()
+    return payload
+  }
+}

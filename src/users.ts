@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto'
+import type { RequestContext } from './audit.js'
+import type { Store } from './db/store.js'
+import type { User, UserChanges } from './db/users.js'
+import { EmailTaken, Forbidden, NotFound } from './errors.js'
+import type { PasswordHasher } from './passwords.js'
+import type { SessionService } from './sessions.js'
+import type { Claims } from './tokens.js'
+
+export interface NewAccount {
+  email: string
+  password: string
+  name: string
+  age?: number | undefined
+  roles: string[]
+  isSuperuser: boolean
+}
+
+export interface UserPage { users: User[], total: number }
+
+/** SPEC §2: emails are trimmed and compared case-insensitively, stored lower-cased. */
+export function normalizeEmail (email: string): string {
+  return email.trim().toLowerCase()
+}
+
+/** Grants in a request body are honoured only from a caller allowed to make them (SPEC §2). */
+export function assertMayGrant (caller: Claims, changes: { roles?: string[] | undefined, isSuperuser?: boolean | undefined }): void {
+  const admin = caller.is_superuser || caller.roles.includes('admin')
+  if (changes.roles !== undefined && !admin) throw new Forbidden()
+  if (changes.isSuperuser !== undefined && !caller.is_superuser) throw new Forbidden()
+}
+
+/** A grant taken away ends the user's sessions, so no token keeps the old claims. */
+function losesGrant (before: User, after: UserChanges): boolean {
+  if (after.isSuperuser === false && before.isSuperuser) return true
+  return after.roles !== undefined && before.roles.some((role) => !after.roles?.includes(role))
+}
+
+/** Creates the account; the unique email index decides a race, reported as email_taken. */
+export async function createAccount (store: Store, hasher: PasswordHasher, account: NewAccount): Promise<User> {
+  const user = await store.users.create({
+    id: randomUUID(),
+    email: normalizeEmail(account.email),
+    name: account.name,
+    age: account.age ?? null,
+    passwordHash: await hasher.hash(account.password),
+    roles: account.roles,
+    isSuperuser: account.isSuperuser
+  }, new Date().toISOString())
+  if (user === undefined) throw new EmailTaken()
+  return user
+}
+
+export class UserService {
+  constructor (
+    private readonly store: Store,
+    private readonly hasher: PasswordHasher,
+    private readonly sessions: SessionService
+  ) {}
+
+  async create (account: NewAccount): Promise<User> {
+    return await createAccount(this.store, this.hasher, account)
+  }
+
+  async findById (id: string): Promise<User | undefined> {
+    return await this.store.users.findById(id)
+  }
+
+  async list (page: number, perPage: number): Promise<UserPage> {
+    const [users, total] = await Promise.all([
+      this.store.users.list(perPage, (page - 1) * perPage),
+      this.store.users.count()
+    ])
+    return { users, total }
+  }
+
+  /** Only a superuser may change a superuser's grants: an admin cannot demote the one above it. */
+  async update (id: string, changes: UserChanges, caller: Claims, context: RequestContext): Promise<User> {
+    return await this.store.transaction(async (tx) => {
+      const before = await tx.users.findById(id)
+      if (before === undefined) throw new NotFound('User not found')
+      if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden()
+      const after = await tx.users.update(id, changes, new Date().toISOString())
+      if (after === undefined) throw new NotFound('User not found')
+      if (losesGrant(before, changes)) await this.sessions.revoke({ userId: id }, 'grant_removed', context, tx)
+      return after
+    })
+  }
+
+  /** Deletes the user and revokes every session of theirs in the same transaction. */
+  async delete (id: string, caller: Claims, context: RequestContext): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const user = await tx.users.findById(id)
+      if (user === undefined) throw new NotFound('User not found')
+      if (user.isSuperuser && !caller.is_superuser) throw new Forbidden()
+      await this.sessions.revoke({ userId: id }, 'user_deleted', context, tx)
+      await tx.users.delete(id)
+    })
+  }
+
+  /**
+   * ADMIN_EMAIL/ADMIN_PASSWORD: one superuser, created when missing. Several processes may
+   * start at once; the insert-or-nothing on the unique email lets exactly one of them win.
+   */
+  async bootstrapAdmin (email: string, password: string): Promise<boolean> {
+    if (await this.store.users.findByEmail(normalizeEmail(email)) !== undefined) return false
+    try {
+      await this.create({ email, password, name: 'Administrator', roles: ['admin'], isSuperuser: true })
+      return true
+    } catch (err) {
+      if (err instanceof EmailTaken) return false
+      throw err
+    }
+  }
+}
