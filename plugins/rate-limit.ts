@@ -1,0 +1,55 @@
+import fastifyRateLimit from '@fastify/rate-limit'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { rateLimited, type CounterStore } from '../src/throttle.js'
+
+type IncrCallback = (err: Error | null, result?: { current: number, ttl: number }) => void
+
+/**
+ * A @fastify/rate-limit store over our counters. Its own memory store keeps one map per route,
+ * so a `groupId` would not span routes; this one does, and is shared (Redis) when the counters are.
+ */
+function counterStore (counters: CounterStore) {
+  return class CounterRateLimitStore {
+    // the plugin passes the route's window as a third argument (its typings omit it)
+    incr (key: string, callback: IncrCallback, timeWindow = 60_000): void {
+      counters.hit(`rate:${key}`, timeWindow).then(
+        ({ count, resetAt }) => { callback(null, { current: count, ttl: Math.max(0, resetAt - Date.now()) }) },
+        (err: Error) => { callback(err) }
+      )
+    }
+
+    child (): CounterRateLimitStore {
+      return this
+    }
+  }
+}
+
+export interface RouteRateLimit { max: number, timeWindow: number, groupId: string }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Per-client-address limits for the routes that spend argon2 or refresh tokens. */
+    rateLimits: { login: RouteRateLimit, refresh: RouteRateLimit }
+  }
+}
+
+/**
+ * @fastify/rate-limit, per route (nothing global): login, register and change-password share
+ * LOGIN_RATE_LIMIT per client address (one group, so /auth/login and /api/auth/login count
+ * together); refresh has its own. IETF draft `RateLimit-*` headers; a 429 is our ErrorResponse.
+ * @see https://github.com/fastify/fastify-rate-limit
+ */
+export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
+  const { config } = fastify
+  await fastify.register(fastifyRateLimit, {
+    global: false,
+    enableDraftSpec: true,
+    store: counterStore(fastify.counters),
+    errorResponseBuilder: (_request, context) => rateLimited(context.ttl / 1000)
+  })
+  fastify.decorate('rateLimits', {
+    login: { max: config.loginRateLimit.max, timeWindow: config.loginRateLimit.windowSeconds * 1000, groupId: 'login' },
+    refresh: { max: config.refreshRateLimit.max, timeWindow: config.refreshRateLimit.windowSeconds * 1000, groupId: 'refresh' }
+  })
+}, { name: 'rate-limit', dependencies: ['config', 'counters'] })

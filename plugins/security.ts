@@ -1,0 +1,69 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import underPressure from '@fastify/under-pressure'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import helmet, { type HelmetOptions } from 'helmet'
+
+/**
+ * The docs page's policy (GET /docs and its assets, set there by @fastify/swagger-ui's
+ * `staticCSP`): Swagger UI runs from its own origin only — its bundle, stylesheet and the
+ * initializer are files, its icons are `data:` SVGs in the CSS, and it fetches the document
+ * from /docs/json. Nothing inline runs, nothing loads from elsewhere, and the page cannot be
+ * framed or post a form anywhere. The one inline `<style>` is the Swagger logo's SVG, allowed
+ * by its hash rather than with 'unsafe-inline'; when swagger-ui-dist changes that logo,
+ * test/browser/docs.test.ts fails with Chromium's message naming the new hash.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'"
+].join('; ')
+
+/**
+ * helmet's headers for these options, worked out once. helmet writes the same headers for every
+ * request unless a directive is a function of the request (none here: no nonces), so running it
+ * once against a recording response gives exactly what it would write each time.
+ * @fastify/helmet instead builds a helmet instance and re-reads the CSP directives on every
+ * request, in two async hooks: 20–30 µs of CPU a request, more than a bare Fastify route costs
+ * whole (bench/, README "Benchmark").
+ */
+export function helmetHeaders (options: Readonly<HelmetOptions>): Record<string, string> {
+  const headers: Record<string, string> = {}
+  const recorder = {
+    setHeader (name: string, value: string | number) { headers[name.toLowerCase()] = String(value) },
+    removeHeader (name: string) { Reflect.deleteProperty(headers, name.toLowerCase()) }
+  }
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (err?: unknown) => { if (err) throw err })
+  return headers
+}
+
+/**
+ * Response headers for an API (OWASP REST Security cheat sheet): nothing may be framed,
+ * sniffed or loaded by a response, so the CSP is `default-src 'none'` except where a route (the
+ * docs page, through @fastify/swagger-ui's onSend) sets its own. Set in onRequest, so error
+ * answers carry them too. And 503 + Retry-After instead of queueing when the event loop lags.
+ * @see https://helmetjs.github.io/
+ * @see https://github.com/fastify/under-pressure
+ */
+export default fp(async function securityPlugin (fastify: FastifyInstance) {
+  const headers = helmetHeaders({
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    strictTransportSecurity: fastify.config.production ? { maxAge: 31536000, includeSubDomains: true } : false
+  })
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(headers)
+    done()
+  })
+  await fastify.register(underPressure, {
+    maxEventLoopDelay: fastify.config.maxEventLoopDelay,
+    retryAfter: 10,
+    message: 'The service is temporarily unavailable'
+  })
+}, { name: 'security', dependencies: ['config'] })

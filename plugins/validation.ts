@@ -1,0 +1,25 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Ajv, type Options } from 'ajv'
+import addFormats from 'ajv-formats'
+import { addRules } from '../schemas/rules.js'
+
+/**
+ * Ajv's options, decided on purpose (SPEC §5): every error is reported (every string and array
+ * is bounded, so that stays cheap), unknown properties are refused rather than stripped, and
+ * types are coerced in the query string and path only, never in a body.
+ */
+export default fp(async function validationPlugin (fastify: FastifyInstance) {
+  const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: true, strictTypes: false }
+  const build = (coerceTypes: boolean) => addRules(addFormats.default(new Ajv({ ...base, coerceTypes }), ['uuid', 'date-time', 'uri']))
+  const bodies = build(false)
+  const strings = build(true)
+  fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : strings).compile(schema))
+
+  // an absent body is validated as {}, so its required fields are reported by name
+  fastify.addHook('onRoute', (route) => {
+    if (route.schema?.body === undefined) return
+    const existing = route.preValidation === undefined ? [] : [route.preValidation].flat()
+    route.preValidation = [(request, _reply, done) => { request.body ??= {}; done() }, ...existing]
+  })
+}, { name: 'validation' })

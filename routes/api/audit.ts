@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AuditListQuery, AuditListResponse, type AuditEventResponse } from '../../schemas/audit.js'
+import { errorResponses } from '../../schemas/errors.js'
+import type { AuditEntry } from '../../src/db/audit-events.js'
+import { paginationMeta } from '../../src/pagination.js'
+
+function toAuditEventResponse (entry: AuditEntry): AuditEventResponse {
+  return {
+    id: entry.id,
+    at: entry.at,
+    event: entry.event as AuditEventResponse['event'],
+    user_id: entry.userId,
+    session_id: entry.sessionId,
+    email: entry.email,
+    address: entry.address,
+    detail: entry.detail
+  }
+}
+
+/** /api/audit: the persisted security events, for admins, paged like /api/users. */
+const auditRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get('/', {
+    schema: {
+      tags: ['audit'],
+      summary: 'List audit events, newest first, optionally of one user or one event',
+      security: [{ bearerAuth: [] }, { cookieAuth: [] }],
+      querystring: AuditListQuery,
+      response: { 200: AuditListResponse, ...errorResponses(401, 403, 422, 500) }
+    },
+    config: { access: { roles: ['admin'] } }
+  }, async (request) => {
+    const { page, per_page: perPage, user_id: userId, event } = request.query
+    const { entries, total } = await fastify.auditTrail.page({ userId, event }, page, perPage)
+    return { data: entries.map(toAuditEventResponse), pagination: paginationMeta(page, perPage, total) }
+  })
+}
+
+export default auditRoutes

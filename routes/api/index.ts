@@ -1,0 +1,22 @@
+import type { FastifyPluginAsync } from 'fastify'
+import loginRoute from '../login.js'
+import auditRoutes from './audit.js'
+import apiAuthRoutes from './auth.js'
+import userRoutes from './users.js'
+
+/**
+ * The /api boundary. /api/auth/login is registered beside the guarded scope, not inside it;
+ * every other route is registered in the scope whose onRequest hook verifies the token and
+ * checks the route's declared access, so a route cannot be reached around it.
+ */
+const apiRoutes: FastifyPluginAsync = async (fastify) => {
+  await fastify.register(loginRoute, { prefix: '/auth' })
+  await fastify.register(async function guarded (api) {
+    api.addHook('onRequest', api.apiGuard)
+    await api.register(apiAuthRoutes, { prefix: '/auth' })
+    await api.register(userRoutes, { prefix: '/users' })
+    await api.register(auditRoutes, { prefix: '/audit' })
+  })
+}
+
+export default apiRoutes

@@ -1,0 +1,99 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { IdParams } from '../../schemas/common.js'
+import { errorResponses } from '../../schemas/errors.js'
+import { AdminCreateUserRequest, UpdateUserRequest, UserListQuery, UserListResponse, UserResponse } from '../../schemas/users.js'
+import { NotFound } from '../../src/errors.js'
+import { paginationMeta } from '../../src/pagination.js'
+import type { Claims } from '../../src/tokens.js'
+import { toUserResponse } from '../../src/responses.js'
+import { assertMayGrant } from '../../src/users.js'
+
+const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
+const ADMIN = { access: { roles: ['admin'] } }
+const ADMIN_OR_SELF = { access: { roles: ['admin'], self: 'id' } }
+
+/** /api/users: user management (SPEC §1). The guard has checked the token and the declared access. */
+const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { users } = fastify
+  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
+
+  fastify.get('/', {
+    schema: {
+      tags: ['users'],
+      summary: 'List users, oldest first',
+      security: SECURED,
+      querystring: UserListQuery,
+      response: { 200: UserListResponse, ...errorResponses(401, 403, 422, 500) }
+    },
+    config: ADMIN
+  }, async (request) => {
+    const { page, per_page: perPage } = request.query
+    const { users: list, total } = await users.list(page, perPage)
+    return { data: list.map(toUserResponse), pagination: paginationMeta(page, perPage, total) }
+  })
+
+  fastify.post('/', {
+    schema: {
+      tags: ['users'],
+      summary: 'Create a user',
+      security: SECURED,
+      body: AdminCreateUserRequest,
+      response: { 201: UserResponse, ...errorResponses(400, 401, 403, 415, 422) }
+    },
+    config: ADMIN
+  }, async (request, reply) => {
+    const { roles, is_superuser: isSuperuser, ...account } = request.body
+    assertMayGrant(callerOf(request), { roles, isSuperuser })
+    const user = await users.create({ ...account, roles: roles ?? fastify.config.defaultRoles, isSuperuser: isSuperuser ?? false })
+    return reply.code(201).header('location', `/api/users/${user.id}`).send(toUserResponse(user))
+  })
+
+  fastify.get('/:id', {
+    schema: {
+      tags: ['users'],
+      summary: 'One user',
+      security: SECURED,
+      params: IdParams,
+      response: { 200: UserResponse, ...errorResponses(401, 403, 404, 422) }
+    },
+    config: ADMIN_OR_SELF
+  }, async (request) => {
+    const user = await users.findById(request.params.id)
+    if (user === undefined) throw new NotFound('User not found')
+    return toUserResponse(user)
+  })
+
+  fastify.put('/:id', {
+    schema: {
+      tags: ['users'],
+      summary: 'Update a user (roles from an admin, is_superuser from a superuser)',
+      security: SECURED,
+      params: IdParams,
+      body: UpdateUserRequest,
+      response: { 200: UserResponse, ...errorResponses(401, 403, 404, 415, 422) }
+    },
+    config: ADMIN_OR_SELF
+  }, async (request) => {
+    const { name, age, roles, is_superuser: isSuperuser } = request.body
+    const caller = callerOf(request)
+    assertMayGrant(caller, { roles, isSuperuser })
+    const user = await users.update(request.params.id, { name, age, roles, isSuperuser }, caller, { ip: request.ip })
+    return toUserResponse(user)
+  })
+
+  fastify.delete('/:id', {
+    schema: {
+      tags: ['users'],
+      summary: 'Delete a user and end their sessions',
+      security: SECURED,
+      params: IdParams,
+      response: { 204: { type: 'null', description: 'Deleted' }, ...errorResponses(401, 403, 404, 422) }
+    },
+    config: ADMIN
+  }, async (request, reply) => {
+    await users.delete(request.params.id, callerOf(request), { ip: request.ip })
+    return reply.code(204).send()
+  })
+}
+
+export default userRoutes

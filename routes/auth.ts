@@ -1,0 +1,108 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { LogoutQuery, RefreshRequest, TokenResponse } from '../schemas/auth.js'
+import { errorResponses } from '../schemas/errors.js'
+import { CreateUserRequest, UserResponse } from '../schemas/users.js'
+import { REFRESH_COOKIE } from '../plugins/cookies.js'
+import { RegistrationDisabled, TokenMissing, TokenRevoked, ValidationFailed } from '../src/errors.js'
+import { NO_STORE, toTokenResponse, toUserResponse } from '../src/responses.js'
+import type { Claims } from '../src/tokens.js'
+import loginRoute from './login.js'
+
+/** /auth: sign-in, refresh, logout, the current user and self-registration (SPEC §1, §3). */
+const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { sessions, config } = fastify
+
+  /** The refresh token from the body, else from the cookie (a cookie use must pass the CSRF rule). */
+  function refreshTokenOf (request: FastifyRequest, body: RefreshRequest): { token: string, fromCookie: boolean } | undefined {
+    const fromBody = body.refresh_token
+    if (fromBody !== undefined) return { token: fromBody, fromCookie: false }
+    const fromCookie = request.cookies[REFRESH_COOKIE]
+    if (fromCookie === undefined) return undefined
+    // SPEC §3: a request with a Bearer header is not subject to the check (no form can send one)
+    if (!/^bearer/i.test(request.headers.authorization ?? '')) fastify.assertTrustedOrigin(request)
+    return { token: fromCookie, fromCookie: true }
+  }
+
+  await fastify.register(loginRoute)
+
+  fastify.post('/refresh', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Rotate the refresh token and get a new pair',
+      body: RefreshRequest,
+      response: { 200: TokenResponse, ...errorResponses(400, 401, 403, 415, 422, 429) }
+    },
+    config: { rateLimit: fastify.rateLimits.refresh }
+  }, async (request, reply) => {
+    const presented = refreshTokenOf(request, request.body)
+    if (presented === undefined) throw new ValidationFailed({ refresh_token: ['The refresh_token field is required'] })
+    const pair = await sessions.refresh(presented.token, { ip: request.ip })
+    if (presented.fromCookie) reply.setAuthCookies(pair)
+    reply.headers(NO_STORE)
+    return toTokenResponse(pair)
+  })
+
+  fastify.post('/logout', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Revoke this session (or the others, or all) and clear the cookies',
+      querystring: LogoutQuery,
+      body: RefreshRequest,
+      response: { 204: { type: 'null', description: 'Signed out' }, ...errorResponses(400, 401, 403, 415, 422) }
+    }
+  }, async (request, reply) => {
+    const scope = request.query.scope ?? 'local'
+    let claims: Claims | undefined
+    try {
+      const presented = refreshTokenOf(request, request.body)
+      if (presented !== undefined) claims = sessions.verifyRefresh(presented.token)
+      else if (request.headers.authorization !== undefined || request.cookies.access_token !== undefined) claims = fastify.authenticate(request)
+    } catch (err) {
+      // signing out of a session that is already over has succeeded
+      if (!(err instanceof TokenRevoked && scope === 'local')) throw err
+    }
+    if (claims !== undefined) await sessions.logout(claims, scope, { ip: request.ip })
+    else if (scope !== 'local') throw new TokenMissing()
+    return reply.clearAuthCookies().code(204).send()
+  })
+
+  fastify.get('/me', {
+    schema: {
+      tags: ['auth'],
+      summary: 'The signed-in user',
+      security: [{ bearerAuth: [] }, { cookieAuth: [] }],
+      response: { 200: UserResponse, ...errorResponses(401) }
+    },
+    onRequest: (request, _reply, done) => {
+      try {
+        request.claims = fastify.authenticate(request)
+        done()
+      } catch (err) {
+        done(err as Error)
+      }
+    }
+  }, async (request) => {
+    const user = await fastify.users.findById(request.claims?.user_id ?? '')
+    if (user === undefined) throw new TokenRevoked()
+    return toUserResponse(user)
+  })
+
+  fastify.post('/register', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Create an account and sign in (only when ENABLE_REGISTER=true)',
+      body: CreateUserRequest,
+      response: { 201: TokenResponse, ...errorResponses(400, 403, 415, 422, 429) }
+    },
+    config: { rateLimit: fastify.rateLimits.login },
+    // refused before the body is read: disabled means 403 whatever the body
+    onRequest: (_request, _reply, done) => { done(config.enableRegister ? undefined : new RegistrationDisabled()) }
+  }, async (request, reply) => {
+    const { email, password, name, age } = request.body
+    const pair = await fastify.auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip })
+    return reply.code(201).headers(NO_STORE).send(toTokenResponse(pair))
+  })
+}
+
+export default authRoutes

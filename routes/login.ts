@@ -1,0 +1,28 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { LoginRequest, TokenResponse } from '../schemas/auth.js'
+import { errorResponses } from '../schemas/errors.js'
+import { NO_STORE, toTokenResponse } from '../src/responses.js'
+
+/**
+ * POST /login, mounted under /auth and under /api (where it is the one route without a token).
+ * `remember` adds the HTTP-only cookie pair for browsers.
+ */
+const loginRoute: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post('/login', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Sign in with email and password',
+      body: LoginRequest,
+      response: { 200: TokenResponse, ...errorResponses(400, 401, 415, 422, 429) }
+    },
+    config: { rateLimit: fastify.rateLimits.login }
+  }, async (request, reply) => {
+    const { email, password, remember } = request.body
+    const pair = await fastify.auth.login(email, password, { ip: request.ip })
+    if (remember === true) reply.setAuthCookies(pair)
+    reply.headers(NO_STORE)
+    return toTokenResponse(pair)
+  })
+}
+
+export default loginRoute

@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { AUDIT_EVENTS } from '../src/audit.js'
+import { Timestamp, Uuid } from './common.js'
+import { PaginationMeta, UserListQuery } from './users.js'
+
+export const AuditEventName = Type.Union(AUDIT_EVENTS.map((event) => Type.Literal(event)))
+
+/** GET /api/audit: the users list's paging (same bounds and defaults) plus two filters. */
+export const AuditListQuery = Type.Object({
+  ...UserListQuery.properties,
+  user_id: Type.Optional(Uuid),
+  event: Type.Optional(AuditEventName)
+}, { additionalProperties: false })
+export type AuditListQuery = Static<typeof AuditListQuery>
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const AuditEventResponse = Type.Object({
+  id: Uuid,
+  at: Timestamp,
+  event: AuditEventName,
+  user_id: Nullable(Uuid),
+  session_id: Nullable(Uuid),
+  /** the email a failed sign-in was attempted with */
+  email: Nullable(Type.String()),
+  /** the client address */
+  address: Nullable(Type.String()),
+  detail: Nullable(Type.String())
+})
+export type AuditEventResponse = Static<typeof AuditEventResponse>
+
+export const AuditListResponse = Type.Object({
+  data: Type.Array(AuditEventResponse),
+  pagination: PaginationMeta
+})
+export type AuditListResponse = Static<typeof AuditListResponse>

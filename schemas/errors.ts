@@ -1,0 +1,32 @@
+import { STATUS_CODES } from 'node:http'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+/** SPEC §5: every error body. `errors` only on 422, `request_id` only on 500. */
+export const ErrorResponse = Type.Object({
+  error: Type.String(),
+  message: Type.String(),
+  code: Type.String(),
+  errors: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
+  details: Type.Optional(Type.Array(Type.Object({
+    field: Type.String(),
+    tag: Type.String(),
+    value: Type.String(),
+    message: Type.String()
+  }))),
+  request_id: Type.Optional(Type.String())
+}, { $id: 'ErrorResponse', description: 'Every error: a title, a message, a stable code' })
+export type ErrorResponse = Static<typeof ErrorResponse>
+
+/**
+ * A reference to the shared ErrorResponse (added with `addSchema` by plugins/openapi.ts), so the
+ * OpenAPI document holds it once as a component. The serializer resolves the same reference,
+ * and the schema keeps `errors`, so a 422 keeps its field map.
+ */
+export function errorRef (status: number): TSchema {
+  return Type.Unsafe<ErrorResponse>(Type.Ref('ErrorResponse', { description: STATUS_CODES[status] ?? 'Error' }))
+}
+
+/** The error statuses a route can answer, each with the ErrorResponse body. */
+export function errorResponses (...statuses: number[]): Record<number, TSchema> {
+  return Object.fromEntries(statuses.map((s) => [s, errorRef(s)]))
+}
