@@ -1,0 +1,212 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { Kysely, type Dialect, type RawBuilder } from 'kysely'
+import pg from 'pg'
+import { buildApp, type BuildOptions } from '../src/app.js'
+import { loadConfig, type Config } from '../src/config.js'
+
+/** A tap test, as far as the helpers need it. */
+export interface TestContext { teardown (fn: () => unknown): void }
+
+/*
+ * `npm test` runs every file twice: on SQLite, then with GATEHOUSE_TEST_STORE=postgres against
+ * TEST_DATABASE_URL (test/passes.sh). In the PostgreSQL pass every data folder a test makes is
+ * mapped to a fresh schema of its own, so the files need not know which database they run on.
+ */
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL
+if (process.env.CI === 'true' && !TEST_DATABASE_URL) {
+  throw new Error('CI=true but TEST_DATABASE_URL is unset: the PostgreSQL pass cannot be skipped in CI')
+}
+export const STORE_KIND: 'sqlite' | 'postgres' = process.env.GATEHOUSE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'
+if (STORE_KIND === 'postgres' && !TEST_DATABASE_URL) throw new Error('GATEHOUSE_TEST_STORE=postgres needs TEST_DATABASE_URL')
+
+export const TEST_SECRET = 'test-secret-that-is-at-least-32-bytes-long!!'
+export const PASSWORD = 'Correct-Horse-9'
+
+/** A fresh data folder per call, removed at teardown. */
+export function tempDir (t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/**
+ * The test configuration: a fresh SQLite file of its own, a fixed secret, and argon2id with
+ * cheap parameters (still the real hasher). Never reads process.env or .env.
+ */
+export function testConfig (t: TestContext, values: Record<string, unknown> = {}): Config {
+  const dataDir = typeof values.DATA_DIR === 'string' ? values.DATA_DIR : tempDir(t)
+  return loadConfig({
+    fromEnvironment: false,
+    values: {
+      DATA_DIR: dataDir,
+      // a small pool: two test files at once, each with several apps, stay far below max_connections
+      ...(STORE_KIND === 'postgres' && { DATABASE_URL: postgresUrlFor(dataDir), DATABASE_POOL_MAX: 4 }),
+      JWT_SECRET: TEST_SECRET,
+      LOG_LEVEL: 'silent',
+      ARGON2_MEMORY_COST: 1024,
+      ARGON2_TIME_COST: 1,
+      // a loaded test machine lags past any threshold: shedding is tested on its own (under-pressure.test.ts)
+      MAX_EVENT_LOOP_DELAY: 0,
+      ...values
+    }
+  })
+}
+
+export interface BuildHooks extends BuildOptions {
+  /** runs before `ready()`, while routes can still be added (a test-only route, for instance) */
+  setup?: (app: FastifyInstance) => unknown
+}
+
+/** buildApp on the test configuration, ready, closed at teardown. */
+export async function build (t: TestContext, values: Record<string, unknown> = {}, hooks: BuildHooks = {}): Promise<FastifyInstance> {
+  return await buildFrom(t, testConfig(t, values), hooks)
+}
+
+export async function buildFrom (t: TestContext, config: Config, options: BuildHooks = {}): Promise<FastifyInstance> {
+  await prepareDatabase(t, config)
+  const app = await buildApp(config, options)
+  t.teardown(() => app.close())
+  await options.setup?.(app)
+  await app.ready()
+  return app
+}
+
+/** The schema of a data folder in the PostgreSQL pass: one per folder, so two apps on one folder share it. */
+const schemaOfDir = new Map<string, string>()
+const schemaOfUrl = new Map<string, string>()
+const created = new Map<string, Promise<void>>()
+let admin: pg.Pool | undefined
+
+/**
+ * This test process's own database in the PostgreSQL pass. Kysely's migrator lists the tables of
+ * every schema of its database and casts their names, so a schema that another test process
+ * dropped mid-listing failed the migration ("schema … does not exist"). With a database per
+ * process each catalog is its own; the schemas inside it come and go between one file's tests,
+ * which run one after another. test/passes.sh drops these databases after the pass (dropping
+ * them from the process itself raced the pools' own shutdown: 'error thrown in teardown').
+ */
+const FILE_DATABASE = `gh_${randomBytes(6).toString('hex')}`
+let fileDatabase: Promise<void> | undefined
+let schemas: pg.Pool | undefined
+
+function fileDatabaseUrl (): URL {
+  const url = new URL(TEST_DATABASE_URL ?? '')
+  url.pathname = `/${FILE_DATABASE}`
+  return url
+}
+
+/** The same data folder gives the same URL, as it gives the same SQLite file on the other pass. */
+export function postgresUrlFor (dataDir: string): string {
+  let schema = schemaOfDir.get(dataDir)
+  if (schema === undefined) {
+    schema = `gh_${randomBytes(8).toString('hex')}`
+    schemaOfDir.set(dataDir, schema)
+  }
+  const url = fileDatabaseUrl()
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  schemaOfUrl.set(url.href, schema)
+  return url.href
+}
+
+function adminPool (): pg.Pool {
+  // allowExitOnIdle: an idle pool must not keep the test process alive after its last test
+  admin ??= new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1, allowExitOnIdle: true })
+  return admin
+}
+
+async function schemaPool (): Promise<pg.Pool> {
+  fileDatabase ??= (async () => {
+    await adminPool().query(`create database ${FILE_DATABASE}`)
+  })()
+  await fileDatabase
+  schemas ??= new pg.Pool({ connectionString: fileDatabaseUrl().href, max: 2, allowExitOnIdle: true })
+  return schemas
+}
+
+/**
+ * PostgreSQL pass: creates the schema the configuration names (once, however many apps share
+ * it) and drops it when the test that created it ends. SQLite needs nothing: the file appears.
+ */
+export async function prepareDatabase (t: TestContext, config: Pick<Config, 'databaseUrl'>): Promise<void> {
+  const schema = schemaOfUrl.get(config.databaseUrl)
+  if (schema === undefined) return
+  let ready = created.get(schema)
+  if (ready === undefined) {
+    ready = schemaPool().then(async (pool) => { await pool.query(`create schema ${schema}`) })
+    created.set(schema, ready)
+    t.teardown(async () => {
+      created.delete(schema)
+      await (await schemaPool()).query(`drop schema if exists ${schema} cascade`)
+    })
+  }
+  await ready
+}
+
+/**
+ * Raw SQL on the database of a configuration, for the few tests that must look behind the
+ * service (rows as stored) or change a row behind its back. Write portable SQL.
+ */
+export async function rawSql<R> (config: Config, query: RawBuilder<R>): Promise<R[]> {
+  let dialect: Dialect
+  if (config.databaseUrl.startsWith('sqlite:')) {
+    const { createSqliteDialect } = await import('../src/db/sqlite.js')
+    dialect = createSqliteDialect(config.databaseUrl.slice('sqlite:'.length))
+  } else {
+    const { createPostgresDialect } = await import('../src/db/postgres.js')
+    dialect = createPostgresDialect(config.databaseUrl, { poolMax: 1 })
+  }
+  const db = new Kysely<unknown>({ dialect })
+  try {
+    return (await query.execute(db)).rows
+  } finally {
+    await db.destroy()
+  }
+}
+
+/** Environment for a child process (the CLI, the server) on the database of this data folder. */
+export async function databaseEnv (t: TestContext, dataDir: string): Promise<Record<string, string>> {
+  if (STORE_KIND === 'sqlite') return { DATA_DIR: dataDir }
+  const databaseUrl = postgresUrlFor(dataDir)
+  await prepareDatabase(t, { databaseUrl })
+  return { DATA_DIR: dataDir, DATABASE_URL: databaseUrl }
+}
+
+export interface CreatedUser { id: string, email: string, password: string }
+
+let counter = 0
+
+/** Creates a user straight through the service (the users API is under test elsewhere). */
+export async function createUser (app: FastifyInstance, options: { email?: string, name?: string, roles?: string[], isSuperuser?: boolean, password?: string } = {}): Promise<CreatedUser> {
+  const email = options.email ?? `user${++counter}-${process.pid}@example.com`
+  const password = options.password ?? PASSWORD
+  const user = await app.users.create({
+    email,
+    password,
+    name: options.name ?? 'Test User',
+    roles: options.roles ?? ['user'],
+    isSuperuser: options.isSuperuser ?? false
+  })
+  return { id: user.id, email: user.email, password }
+}
+
+export interface Tokens { access_token: string, refresh_token: string }
+
+export async function login (app: FastifyInstance, user: { email: string, password: string }, extra: Record<string, unknown> = {}): Promise<Tokens & { response: LightMyRequestResponse }> {
+  const response = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password, ...extra } })
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`)
+  const body = response.json() as Tokens
+  return { access_token: body.access_token, refresh_token: body.refresh_token, response }
+}
+
+export function authHeader (token: string): { authorization: string } {
+  return { authorization: `Bearer ${token}` }
+}
+
+/** A cookie value from a response's Set-Cookie headers. */
+export function cookieOf (response: LightMyRequestResponse, name: string): { value: string, [key: string]: unknown } | undefined {
+  return response.cookies.find((c) => c.name === name) as { value: string } | undefined
+}
