@@ -1,0 +1,28 @@
+// The part of autocannon's programmatic API the benchmark uses (the package ships no types).
+declare module 'autocannon' {
+  interface Options {
+    url: string
+    connections?: number
+    pipelining?: number
+    duration?: number
+    method?: 'GET' | 'POST'
+    headers?: Record<string, string>
+    body?: string
+    timeout?: number
+  }
+  interface Histogram { p50: number, p99: number, average: number, total: number }
+  interface Result {
+    duration: number
+    errors: number
+    timeouts: number
+    non2xx: number
+    '2xx': number
+    latency: Histogram
+    requests: Histogram & { sent: number }
+  }
+  interface Instance extends Promise<Result> {
+    stop (): void
+  }
+  function autocannon (options: Options): Instance
+  export default autocannon
+}

@@ -1,0 +1,31 @@
+import { ADMIN, BenchError, type Child } from './servers.js'
+
+/** The user the scenarios act as: a plain user reading themself, so the guard's self rule runs. */
+export const USER = { email: 'bench-user@example.com', password: 'Bench-User-Password-1!', name: 'Bench User' }
+
+export interface Session { token: string, id: string }
+
+async function call (child: Child, method: string, path: string, body: unknown, token?: string): Promise<{ status: number, body: Record<string, unknown> }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (token !== undefined) headers.authorization = `Bearer ${token}`
+  const res = await fetch(child.url + path, { method, headers, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) })
+  return { status: res.status, body: await res.json() as Record<string, unknown> }
+}
+
+/** Signs in over HTTP: the access token and the user's id. */
+export async function signIn (child: Child, credentials: { email: string, password: string }): Promise<Session> {
+  const res = await call(child, 'POST', '/auth/login', { email: credentials.email, password: credentials.password })
+  const token = res.body.access_token
+  const id = (res.body.user as { id?: unknown } | undefined)?.id
+  if (res.status !== 200 || typeof token !== 'string' || typeof id !== 'string') {
+    throw new BenchError(`${child.name}: login for the benchmark failed: ${res.status} ${JSON.stringify(res.body)}`)
+  }
+  return { token, id }
+}
+
+/** The seeded admin creates the benchmark's plain user (registration is off in production). */
+export async function createUser (child: Child): Promise<void> {
+  const admin = await signIn(child, ADMIN)
+  const res = await call(child, 'POST', '/api/users', USER, admin.token)
+  if (res.status !== 201) throw new BenchError(`${child.name}: creating the benchmark user failed: ${res.status} ${JSON.stringify(res.body)}`)
+}

@@ -1,0 +1,53 @@
+/**
+ * The benchmark's options, from `key=value` arguments or BENCH_* variables (arguments win):
+ *   duration=10   seconds per measured run            (BENCH_DURATION)
+ *   rounds=3      alternating rounds, medians reported (BENCH_ROUNDS)
+ *   scenarios=…   protected,protected-p1,me,login      (BENCH_SCENARIOS)
+ *   setups=…      sqlite,postgres,workers              (BENCH_SETUPS)
+ * e.g. `npm run bench -- duration=5 rounds=1 scenarios=protected,me setups=sqlite`.
+ */
+export const SCENARIOS = ['protected', 'protected-p1', 'me', 'login'] as const
+export const SETUPS = ['sqlite', 'postgres', 'workers'] as const
+export type ScenarioId = typeof SCENARIOS[number]
+export type SetupId = typeof SETUPS[number]
+
+export interface Options {
+  seconds: number
+  rounds: number
+  scenarios: ScenarioId[]
+  setups: SetupId[]
+}
+
+export class OptionError extends Error {}
+
+function argument (argv: string[], key: string): string | undefined {
+  const prefix = `${key}=`
+  return argv.find((a) => a.startsWith(prefix) || a.startsWith(`--${prefix}`))?.split('=').slice(1).join('=')
+}
+
+function integer (name: string, raw: string | undefined, fallback: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1 || value > max) throw new OptionError(`${name} must be a whole number from 1 to ${max}`)
+  return value
+}
+
+function list<T extends string> (name: string, raw: string | undefined, allowed: readonly T[]): T[] {
+  if (raw === undefined || raw === '' || raw === 'all') return [...allowed]
+  const picked = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  const unknown = picked.filter((p) => !(allowed as readonly string[]).includes(p))
+  if (unknown.length > 0 || picked.length === 0) throw new OptionError(`${name}: unknown ${unknown.join(', ') || '(none)'}; choose from ${allowed.join(', ')}`)
+  return allowed.filter((a) => picked.includes(a))
+}
+
+export function parseOptions (argv: string[], env: NodeJS.ProcessEnv): Options {
+  const known = ['duration', 'rounds', 'scenarios', 'setups']
+  const stray = argv.filter((a) => !known.some((k) => a.startsWith(`${k}=`) || a.startsWith(`--${k}=`)))
+  if (stray.length > 0) throw new OptionError(`unknown argument ${stray.join(' ')}; use ${known.map((k) => `${k}=…`).join(' ')}`)
+  return {
+    seconds: integer('duration', argument(argv, 'duration') ?? env.BENCH_DURATION, 10, 600),
+    rounds: integer('rounds', argument(argv, 'rounds') ?? env.BENCH_ROUNDS, 3, 50),
+    scenarios: list('scenarios', argument(argv, 'scenarios') ?? env.BENCH_SCENARIOS, SCENARIOS),
+    setups: list('setups', argument(argv, 'setups') ?? env.BENCH_SETUPS, SETUPS)
+  }
+}

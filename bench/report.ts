@@ -1,0 +1,92 @@
+import type { Sample } from './measure.js'
+import { median } from './stats.js'
+
+/** A gatehouse scenario and the ceiling measured next to it, round by round. */
+export interface Outcome {
+  name: string
+  load: string
+  ceilingName: string
+  /** the least acceptable req/s ratio to the ceiling; undefined: reported, not judged */
+  target: number | undefined
+  rounds: Array<{ ceiling: Sample, subject: Sample }>
+}
+
+export interface SetupReport { title: string, outcomes: Outcome[], rssTargetMb: number | undefined, rssAtStartMb: number, processes: number }
+
+export interface RunInfo { seconds: number, rounds: number, cores: number, load: string, command: string }
+
+const num = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const times = (value: number) => Number.isFinite(value) ? `×${num(value, 2)}` : '×–'
+// autocannon's latency histogram counts whole milliseconds
+const ms = (value: number) => value < 1 ? '<1' : num(value)
+
+/** The median of a metric, and the median of its per-round ratio to the ceiling. */
+function figure (outcome: Outcome, pick: (s: Sample) => number): { subject: number, ceiling: number, ratio: number } {
+  return {
+    subject: median(outcome.rounds.map((r) => pick(r.subject))),
+    ceiling: median(outcome.rounds.map((r) => pick(r.ceiling))),
+    ratio: median(outcome.rounds.map((r) => pick(r.subject) / pick(r.ceiling)))
+  }
+}
+
+const HEADERS = ['scenario', 'c×p', 'req/s', 'ratio', 'target', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'bad']
+
+function verdict (ratio: number, target: number | undefined): string {
+  if (target === undefined) return '(reported)'
+  return `≥ ${num(target, 2)} ${ratio >= target ? '✅' : '❌'}`
+}
+
+function rows (outcome: Outcome): string[][] {
+  const rps = figure(outcome, (s) => s.rps)
+  const p50 = figure(outcome, (s) => s.p50)
+  const p99 = figure(outcome, (s) => s.p99)
+  const cpu = figure(outcome, (s) => s.cpuUs)
+  const rss = figure(outcome, (s) => s.rssMb)
+  const bad = (pick: (r: Outcome['rounds'][number]) => Sample) => num(outcome.rounds.reduce((n, r) => n + pick(r).bad, 0))
+  return [
+    [
+      outcome.name, outcome.load, num(rps.subject), `**${times(rps.ratio)}**`, verdict(rps.ratio, outcome.target),
+      `${ms(p50.subject)} (${times(p50.ratio)})`, `${ms(p99.subject)} (${times(p99.ratio)})`,
+      `${num(cpu.subject, 1)} (${times(cpu.ratio)})`, `${num(rss.subject)} (${times(rss.ratio)})`, bad((r) => r.subject)
+    ],
+    [
+      `↳ ceiling: ${outcome.ceilingName}`, outcome.load, num(rps.ceiling), '', '',
+      ms(p50.ceiling), ms(p99.ceiling), num(cpu.ceiling, 1), num(rss.ceiling), bad((r) => r.ceiling)
+    ]
+  ]
+}
+
+/** A markdown table, padded so it also reads as plain text. */
+function table (lines: string[][]): string {
+  const widths = HEADERS.map((_, i) => Math.max(3, ...lines.map((l) => (l[i] ?? '').length)))
+  const right = new Set([2, 3, 5, 6, 7, 8, 9])
+  const cells = (line: string[]) => `| ${line.map((cell, i) => right.has(i) ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)).join(' | ')} |`
+  const rule = `|${widths.map((w, i) => right.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2)).join('|')}|`
+  const [head = [], ...body] = lines
+  return [cells(head), rule, ...body.map(cells)].join('\n')
+}
+
+function section (setup: SetupReport): string {
+  const rss = Math.max(...setup.outcomes.flatMap((o) => o.rounds.map((r) => r.subject.rssMb)))
+  const judged = setup.rssTargetMb === undefined ? 'reported' : `target < ${setup.rssTargetMb} MB ${rss < setup.rssTargetMb ? '✅' : '❌'}`
+  const rssLine = `gatehouse RSS after the runs: max ${num(rss)} MB (${judged}); ${num(setup.rssAtStartMb)} MB after start-up.`
+  return [`### ${setup.title}`, '', `Server processes: ${setup.processes}.`, '', table([HEADERS, ...setup.outcomes.flatMap(rows)]), '', rssLine].join('\n')
+}
+
+/** The tables, the RSS verdicts, and how to read them. */
+export function report (setups: SetupReport[], info: RunInfo): string {
+  const anyBad = setups.some((s) => s.outcomes.some((o) => o.rounds.some((r) => r.subject.bad > 0 || r.ceiling.bad > 0)))
+  return [
+    '',
+    `\`npm run bench${info.command ? ` -- ${info.command}` : ''}\`: ${info.rounds} round(s) of ${info.seconds} s per run, ceiling and scenario alternating; ${info.cores} cores, load average ${info.load} at the end.`,
+    '',
+    ...setups.flatMap((s) => [section(s), '']),
+    'Figures are medians of the rounds; every ratio (×) is the median of the per-round ratios to the ceiling measured just before it.',
+    'CPU µs/req: the server\'s user+system time (/proc/<pid>/stat, summed over its process tree) during the run and the drain after it, over the requests sent. RSS: VmRSS after the run.',
+    'GET /api/users/:id is a plain user reading themself: token check, the self rule, one database read, the response schema. /auth/me is the same, outside /api.',
+    'Each login verifies argon2id (m=19456, t=2, p=1) and writes a session; its ceiling is argon2 verify alone, in its own process, at the same concurrency and thread pool.',
+    'Latency is autocannon\'s, in whole milliseconds (×– when the ceiling is under 1 ms).',
+    'bad = non-2xx responses + connection errors + timeouts' + (anyBad ? ' — SOME RUNS HAD FAILURES: their figures are not comparable.' : ' (none).'),
+    ''
+  ].join('\n')
+}

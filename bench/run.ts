@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createUser, signIn, USER } from './client.js'
+import { argon2Test, loadTest, type Load, type Sample, type Target } from './measure.js'
+import { processTree, rssMb } from './proc.js'
+import { OptionError, parseOptions, type Options, type ScenarioId } from './options.js'
+import { report, type Outcome, type SetupReport } from './report.js'
+import { startArgon2, startBare, startGatehouse, stop, stopAll, type Argon2Child, type Child } from './servers.js'
+import { setupOf, type Setup } from './setups.js'
+
+/**
+ * `npm run bench`: gatehouse as in production against the ceilings it is judged by — a bare
+ * Fastify hello world for the guarded routes, raw argon2 verify for login — alternating in one
+ * run, medians of the rounds reported as markdown. Options: bench/options.ts.
+ */
+let options: Options
+try {
+  options = parseOptions(process.argv.slice(2), process.env)
+} catch (err) {
+  if (!(err instanceof OptionError)) throw err
+  process.stderr.write(`bench: ${err.message}\n`)
+  process.exit(2)
+}
+const { seconds, rounds } = options
+
+const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
+const cleanups: Array<() => Promise<void>> = []
+let cleaned = false
+
+async function cleanup (): Promise<void> {
+  if (cleaned) return
+  cleaned = true
+  await stopAll()
+  for (const undo of cleanups) await undo().catch((err: unknown) => process.stderr.write(`cleanup: ${String(err)}\n`))
+  rmSync(dir, { recursive: true, force: true })
+}
+
+// every run (and its warm-up) bounded by its duration and its drain bound (60 s), plus start-up
+// and shut-down: past that something hangs, and the run is stopped
+const runs = options.setups.length * options.scenarios.length * 2 * (rounds + 1)
+const budgetMs = (runs * (seconds + 70) + options.setups.length * 120) * 1000
+const watchdog = setTimeout(() => {
+  process.stderr.write(`bench failed: still running after ${budgetMs / 1000} s\n`)
+  cleanup().finally(() => process.exit(1))
+}, budgetMs)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => { cleanup().finally(() => process.exit(130)) })
+}
+
+interface Scenario {
+  id: ScenarioId
+  name: string
+  ceilingName: string
+  load: Load
+  ceiling: (load: Load) => Promise<Sample>
+  subject: (load: Load, token: string) => Promise<Sample>
+}
+
+function scenarios (gatehouse: Child, bare: Child, argon2: Argon2Child, userId: string): Scenario[] {
+  const bearer = (token: string): Target['headers'] => ({ authorization: `Bearer ${token}` })
+  const hello: Target = { path: '/' }
+  const login: Target = { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) }
+  const p10 = { connections: 50, pipelining: 10, seconds }
+  const p1 = { connections: 50, pipelining: 1, seconds }
+  const helloCeiling = (load: Load) => loadTest(bare, hello, load)
+  const self = (load: Load, token: string) => loadTest(gatehouse, { path: `/api/users/${userId}`, headers: bearer(token) }, load)
+  return [
+    { id: 'protected', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p10, ceiling: helloCeiling, subject: self },
+    { id: 'protected-p1', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p1, ceiling: helloCeiling, subject: self },
+    {
+      id: 'me',
+      name: 'GET /auth/me',
+      ceilingName: 'bare hello',
+      load: p10,
+      ceiling: helloCeiling,
+      subject: (load, token) => loadTest(gatehouse, { path: '/auth/me', headers: bearer(token) }, load)
+    },
+    {
+      id: 'login',
+      name: 'POST /auth/login',
+      ceilingName: 'argon2 verify, 50 concurrent',
+      load: p1,
+      ceiling: (load) => argon2Test(argon2, load),
+      subject: (load) => loadTest(gatehouse, login, load)
+    }
+  ]
+}
+
+/** One setup: its gatehouse started, warmed, measured in alternating rounds, and stopped. */
+async function measure (setup: Setup, bare: Child, argon2: Argon2Child): Promise<SetupReport | undefined> {
+  const ids = options.scenarios.filter((id) => id in setup.targets)
+  if (ids.length === 0) return undefined
+  cleanups.push(() => setup.cleanup())
+  const gatehouse = await startGatehouse(dir, `gatehouse-${setup.id}`, await setup.prepare())
+  // after start-up, which has hashed the admin's password once (argon2 memory included)
+  const rssAtStartMb = rssMb(gatehouse.pid)
+  await createUser(gatehouse)
+  const user = await signIn(gatehouse, USER)
+  const chosen = scenarios(gatehouse, bare, argon2, user.id).filter((s) => ids.includes(s.id))
+
+  // warm-up: JIT and the verified-token cache; not recorded
+  const warm = { connections: 50, pipelining: 1, seconds: Math.min(2, seconds) }
+  for (const s of chosen) {
+    await s.ceiling(warm)
+    await s.subject(warm, user.token)
+  }
+  const outcomes: Outcome[] = chosen.map((s) => ({
+    name: s.name, load: `${s.load.connections}×${s.load.pipelining}`, ceilingName: s.ceilingName, target: setup.targets[s.id], rounds: []
+  }))
+  for (let round = 1; round <= rounds; round++) {
+    // a fresh token each round, so a long duration never outlives the access token
+    const { token } = await signIn(gatehouse, USER)
+    for (const [i, s] of chosen.entries()) {
+      process.stderr.write(`${setup.id} round ${round}/${rounds}: ${s.name} (${s.load.connections}×${s.load.pipelining})\n`)
+      const ceiling = await s.ceiling(s.load)
+      const subject = await s.subject(s.load, token)
+      outcomes[i]?.rounds.push({ ceiling, subject })
+    }
+  }
+  // WORKERS=N forks; a build without it ignores the variable and serves from one process
+  const processes = processTree(gatehouse.pid).length
+  await stop(gatehouse.process)
+  await setup.cleanup()
+  return { title: setup.title, outcomes, rssTargetMb: setup.rssTargetMb, rssAtStartMb, processes }
+}
+
+async function main (): Promise<void> {
+  const [bare, argon2] = await Promise.all([startBare(dir), startArgon2(dir)])
+  const reports: SetupReport[] = []
+  for (const id of options.setups) {
+    const result = await measure(setupOf(id), bare, argon2)
+    if (result !== undefined) reports.push(result)
+  }
+  const load = loadavg().map((l) => l.toFixed(2)).join(' ')
+  process.stdout.write(report(reports, { seconds, rounds, cores: availableParallelism(), load, command: process.argv.slice(2).join(' ') }) + '\n')
+}
+
+let failed = false
+try {
+  await main()
+} catch (err) {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`)
+  failed = true
+}
+clearTimeout(watchdog)
+await cleanup()
+// a report even on MISS; non-zero only when a server (or the benchmark itself) failed
+process.exit(failed ? 1 : 0)

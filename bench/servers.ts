@@ -1,0 +1,177 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { VerifyResult, VerifyRun } from './argon2-worker.js'
+
+/** A process the benchmark started: its pid for /proc, its address, and its log for errors. */
+export interface Child {
+  name: string
+  process: ChildProcess
+  pid: number
+  url: string
+  logFile: string
+}
+
+export class BenchError extends Error {}
+
+const HOST = '127.0.0.1'
+const READY_TIMEOUT_MS = 30_000
+const STOP_TIMEOUT_MS = 12_000
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
+/** Every process started, registered at spawn time so a failed start is stopped too. */
+const started: ChildProcess[] = []
+
+/** A clean environment: nothing from the caller's shell changes the server, except the pool size. */
+function baseEnv (): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin' }
+  if (process.env.UV_THREADPOOL_SIZE !== undefined) env.UV_THREADPOOL_SIZE = process.env.UV_THREADPOOL_SIZE
+  return env
+}
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, HOST, () => {
+      const address = server.address()
+      server.close(() => { typeof address === 'object' && address !== null ? resolve(address.port) : reject(new BenchError('no port')) })
+    })
+  })
+}
+
+function tail (file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-15).join('\n')
+  } catch {
+    return ''
+  }
+}
+
+/** Polls `path` until it answers 200, the child dies, or the time is up. */
+async function waitReady (child: Child, path: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null || child.process.signalCode !== null) break
+    try {
+      const res = await fetch(child.url + path, { signal: AbortSignal.timeout(2000) })
+      await res.arrayBuffer()
+      if (res.status === 200) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new BenchError(`${child.name} did not become ready (exit ${child.process.exitCode ?? child.process.signalCode ?? 'none'}):\n${tail(child.logFile)}`)
+}
+
+async function startChild (name: string, script: string, env: NodeJS.ProcessEnv, dir: string, readyPath: string): Promise<Child> {
+  const port = await freePort()
+  const logFile = join(dir, `${name}.log`)
+  const fd = openSync(logFile, 'a')
+  // the log goes to a file, as a production service writes to its journal: never a full pipe
+  const proc = spawn(process.execPath, [script], { cwd: dir, env: { ...env, PORT: String(port) }, stdio: ['ignore', fd, fd] })
+  closeSync(fd)
+  started.push(proc)
+  if (proc.pid === undefined) throw new BenchError(`${name} did not start`)
+  const child: Child = { name, process: proc, pid: proc.pid, url: `http://${HOST}:${port}`, logFile }
+  await waitReady(child, readyPath)
+  return child
+}
+
+export const ADMIN = { email: 'bench-admin@example.com', password: 'Bench-Password-1!' }
+
+/**
+ * gatehouse as in production: APP_ENV=production, a 48-byte secret, default argon2 parameters,
+ * LOG_LEVEL=info without request lines. The per-address login rate limit is lifted because
+ * every benchmark request comes from 127.0.0.1 (the login scenario measures hashing, not 429s).
+ * cwd is the temp dir, so no stray .env is read. `env` adds the setup's own (DATABASE_URL, WORKERS).
+ */
+export async function startGatehouse (dir: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  const dataDir = join(dir, name)
+  mkdirSync(dataDir)
+  return await startChild(name, here('../src/server.js'), {
+    ...baseEnv(),
+    APP_ENV: 'production',
+    JWT_SECRET: randomBytes(36).toString('base64'),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    HOST,
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    LOGIN_RATE_LIMIT: '1000000/s',
+    REFRESH_RATE_LIMIT: '1000000/s',
+    ...env
+  }, dir, '/health')
+}
+
+export async function startBare (dir: string): Promise<Child> {
+  return await startChild('bare', here('./bare-server.js'), baseEnv(), dir, '/')
+}
+
+/** The argon2 verify child (see argon2-worker.ts); `run` asks it for one timed run. */
+export interface Argon2Child extends Child {
+  run (run: VerifyRun): Promise<VerifyResult>
+}
+
+export async function startArgon2 (dir: string): Promise<Argon2Child> {
+  const logFile = join(dir, 'argon2.log')
+  const fd = openSync(logFile, 'a')
+  const proc = fork(here('./argon2-worker.js'), [], { cwd: dir, env: baseEnv(), stdio: ['ignore', fd, fd, 'ipc'] })
+  closeSync(fd)
+  started.push(proc)
+  if (proc.pid === undefined) throw new BenchError('argon2 worker did not start')
+  await onceMessage(proc, READY_TIMEOUT_MS, 'argon2 worker start')
+  const child: Argon2Child = {
+    name: 'argon2',
+    process: proc,
+    pid: proc.pid,
+    url: '',
+    logFile,
+    async run (run) {
+      const reply = onceMessage(proc, (run.seconds + 30) * 1000, 'argon2 run')
+      proc.send(run)
+      return await reply as VerifyResult
+    }
+  }
+  return child
+}
+
+async function onceMessage (proc: ChildProcess, timeoutMs: number, what: string): Promise<unknown> {
+  return await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { cleanup(); reject(new BenchError(`${what} timed out`)) }, timeoutMs)
+    const onMessage = (message: unknown) => { cleanup(); resolve(message) }
+    const onExit = (code: number | null) => { cleanup(); reject(new BenchError(`${what}: the process exited (${code})`)) }
+    function cleanup () {
+      clearTimeout(timer)
+      proc.off('message', onMessage)
+      proc.off('exit', onExit)
+    }
+    proc.on('message', onMessage)
+    proc.on('exit', onExit)
+  })
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within the bound. */
+export async function stop (proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
+  proc.kill('SIGTERM')
+  const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_TIMEOUT_MS)
+  await exited
+  clearTimeout(timer)
+}
+
+/** Stops every process the benchmark started. */
+export async function stopAll (): Promise<void> {
+  await Promise.allSettled(started.map(stop))
+}
+
+/** True while the child runs; a benchmark against a dead server is a failure, not a result. */
+export function assertAlive (child: Child): void {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) {
+    throw new BenchError(`${child.name} exited (${child.process.exitCode ?? child.process.signalCode}):\n${tail(child.logFile)}`)
+  }
+}

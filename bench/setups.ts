@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import type { ScenarioId, SetupId } from './options.js'
+
+/**
+ * The configurations gatehouse is measured in, each with its targets (issue 2 item 13, issue 5
+ * item 7): SQLite in one process, PostgreSQL in one process, and SQLite with WORKERS=2. A target
+ * is the least acceptable req/s ratio to the ceiling.
+ */
+export interface Setup {
+  id: SetupId
+  title: string
+  /** The scenarios it runs (of those asked for), each with its target or `undefined`. */
+  targets: Partial<Record<ScenarioId, number | undefined>>
+  /** The most RSS (MB, the whole process tree) the server may hold after its runs */
+  rssTargetMb?: number
+  /** The setup's environment for the server; may create what it needs (a schema). */
+  prepare (): Promise<NodeJS.ProcessEnv>
+  /** Removes what prepare created; runs even after a failure. */
+  cleanup (): Promise<void>
+}
+
+const RSS_TARGET_MB = 120
+const nothing = async (): Promise<void> => {}
+
+/** BENCH_DATABASE_URL points elsewhere; the schema goes into its search_path. */
+const POSTGRES_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+function postgres (): Setup {
+  const schema = `gatehouse_bench_${randomBytes(6).toString('hex')}`
+  let created = false
+  async function sql (statement: string): Promise<void> {
+    const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  return {
+    id: 'postgres',
+    title: 'PostgreSQL, one process',
+    targets: { protected: 0.65, me: 0.30, login: 0.90 },
+    rssTargetMb: RSS_TARGET_MB,
+    async prepare () {
+      await sql(`CREATE SCHEMA ${schema}`)
+      created = true
+      const separator = POSTGRES_URL.includes('?') ? '&' : '?'
+      return { DATABASE_URL: `${POSTGRES_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}` }
+    },
+    async cleanup () {
+      if (created) await sql(`DROP SCHEMA ${schema} CASCADE`)
+      created = false
+    }
+  }
+}
+
+export function setupOf (id: SetupId): Setup {
+  switch (id) {
+    case 'sqlite':
+      return {
+        id,
+        title: 'SQLite, one process',
+        targets: { protected: 0.65, 'protected-p1': 0.55, me: 0.45, login: 0.90 },
+        rssTargetMb: RSS_TARGET_MB,
+        prepare: async () => ({}),
+        cleanup: nothing
+      }
+    case 'postgres':
+      return postgres()
+    case 'workers':
+      // WORKERS=2 on a 2-core machine against a one-process ceiling: reported, not judged
+      return {
+        id,
+        title: 'SQLite, WORKERS=2 (CPU and RSS summed over the process tree)',
+        targets: { protected: undefined, me: undefined, login: undefined },
+        prepare: async () => ({ WORKERS: '2' }),
+        cleanup: nothing
+      }
+  }
+}
