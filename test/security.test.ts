@@ -101,10 +101,10 @@ t.test('oversized passwords are refused with 422 before any hashing, on every ro
       ]
     ]
     for (const [options, errors] of cases) {
-      const { res, ms } = await timed(app, options)
+      // refused before hashing is proved by the hasher's counters below, not by a wall clock
+      const res = await app.inject(options)
       t.equal(res.statusCode, 422, `${options.url} with ${big.length} characters`)
       t.same(res.json(), invalid(errors))
-      t.ok(ms < 1000, `${options.url} refused in ${ms.toFixed(0)} ms`)
     }
   }
   t.equal(hashes().length, 0, 'nothing was hashed')
