@@ -32,7 +32,7 @@ if [ -n "${TEST_DATABASE_URL:-}" ]; then
     test/routes/api-*.test.ts test/routes/auth-*.test.ts test/routes/throttle.test.ts \
     test/routes/metrics.test.ts test/routes/health.test.ts \
     test/bootstrap.test.ts test/logging.test.ts test/passwords.test.ts test/revocations.test.ts \
-    test/tokens.test.ts test/security.test.ts
+    test/tokens.test.ts test/security.test.ts test/user-reads.test.ts
   postgres=$?
   drop_test_databases
 else
