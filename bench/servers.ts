@@ -31,7 +31,8 @@ function baseEnv (): NodeJS.ProcessEnv {
   return env
 }
 
-async function freePort (): Promise<number> {
+/** A port nothing listens on right now, for a child to take. */
+export async function freePort (): Promise<number> {
   return await new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)

@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { closeSync, openSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { assertAlive, BenchError, type Child } from './servers.js'
+import { assertAlive, BenchError, freePort, type Child } from './servers.js'
 
 const HOST = '127.0.0.1'
 const READY_TIMEOUT_MS = 30_000
@@ -16,17 +15,6 @@ export const SOAK_ADMIN = { email: 'soak-admin@example.com', password: 'Soak-Adm
 export interface SoakServer extends Child {
   /** SIGTERM, then SIGKILL past the bound; resolves with the exit code (null when killed). */
   stop (): Promise<number | null>
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, HOST, () => {
-      const address = server.address()
-      server.close(() => { typeof address === 'object' && address !== null ? resolve(address.port) : reject(new BenchError('no port')) })
-    })
-  })
 }
 
 /**

@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { ConfigError, loadConfig, parseDuration } from '../src/config.js'
 import { tempDir, TEST_SECRET } from './helper.js'
-
-const ROOT = join(import.meta.dirname, '..')
+import { startServer } from './server-process.js'
 
 function load (values: Record<string, unknown>) {
   return loadConfig({ fromEnvironment: false, values })
@@ -148,25 +146,6 @@ t.test('ADMIN_EMAIL without ADMIN_PASSWORD is refused', async (t) => {
   t.equal(message, 'Invalid configuration: ADMIN_PASSWORD is required when ADMIN_EMAIL is set')
 })
 
-interface Exit { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
-
-/** The real server, with exactly this environment (nothing of the test process leaks in). */
-function startServer (env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const exited = new Promise<Exit>((resolve) => {
-    child.on('close', (code, signal) => { resolve({ code, signal, stdout, stderr }) })
-  })
-  return { child, exited, stdout: () => stdout }
-}
-
 async function withTimeout<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms) })
@@ -184,7 +163,7 @@ t.test('the server refuses to start in production without JWT_SECRET', async (t)
   const exit = await withTimeout(server.exited, 15_000, 'server exit')
   t.not(exit.code, 0)
   t.not(exit.code, null)
-  t.match(exit.stderr, /gatehouse: Invalid configuration: JWT_SECRET is required when APP_ENV=production/)
+  t.match(server.stderr(), /gatehouse: Invalid configuration: JWT_SECRET is required when APP_ENV=production/)
   t.throws(() => statSync(join(dir, 'jwt-secret')), { code: 'ENOENT' })
 })
 
@@ -194,20 +173,13 @@ t.test('the server refuses to start in production with a 10-byte JWT_SECRET', as
   const exit = await withTimeout(server.exited, 15_000, 'server exit')
   t.not(exit.code, 0)
   t.not(exit.code, null)
-  t.match(exit.stderr, /gatehouse: Invalid configuration: JWT_SECRET must be at least 32 bytes/)
+  t.match(server.stderr(), /gatehouse: Invalid configuration: JWT_SECRET must be at least 32 bytes/)
 })
 
 t.test('the server starts with a valid production config, answers /health and exits 0 on SIGTERM', async (t) => {
   const server = startServer({ APP_ENV: 'production', JWT_SECRET: TEST_SECRET, DATA_DIR: tempDir(t), PORT: '0', LOG_LEVEL: 'info' })
   t.teardown(() => { server.child.kill('SIGKILL') })
-  const port = await withTimeout(new Promise<number>((resolve, reject) => {
-    const look = () => {
-      const match = /"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(server.stdout())
-      if (match !== null) resolve(Number(match[1]))
-    }
-    server.child.stdout.on('data', look)
-    server.exited.then((exit) => reject(new Error(`server exited: ${exit.stderr}`)), reject)
-  }), 15_000, 'server start')
+  const port = Number((await server.waitFor(/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/, 15_000))[1])
 
   const res = await fetch(`http://127.0.0.1:${port}/health`)
   t.equal(res.status, 200)
@@ -216,5 +188,5 @@ t.test('the server starts with a valid production config, answers /health and ex
   server.child.kill('SIGTERM')
   const exit = await withTimeout(server.exited, 15_000, 'server exit')
   t.equal(exit.code, 0)
-  t.match(exit.stdout, /"msg":"closing"/)
+  t.match(server.stdout(), /"msg":"closing"/)
 })

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { PASSWORD, tempDir, TEST_SECRET, type TestContext } from './helper.js'
 import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './redis-helper.js'
+import { startServer, type LogLine } from './server-process.js'
 
 /*
  * Issue 5 items 3, 4, 6 and SPEC §8: several real server processes on one PostgreSQL schema
@@ -13,7 +12,6 @@ import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './redis-helper.js'
  * losing Redis costs sharing, never answers.
  */
 
-const ROOT = join(import.meta.dirname, '..')
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
@@ -42,38 +40,29 @@ async function freshSchema (t: TestContext): Promise<string> {
   return `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`
 }
 
-interface LogRecord { level: number, msg: string, [key: string]: unknown }
 interface Answer { status: number, headers: Headers, body: unknown }
 
 interface Instance {
   name: string
   call (method: string, path: string, options?: { body?: unknown, token?: string }): Promise<Answer>
-  logs (): LogRecord[]
+  logs (): LogLine[]
 }
 
 /** The real server as a child process (src/server.ts through tsx), stopped with SIGTERM at teardown. */
 async function startInstance (t: TestContext, name: string, env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const exited = new Promise<void>((resolve) => { child.on('close', () => { resolve() }) })
+  const server = startServer(env)
+  const { child } = server
   t.teardown(async () => {
     child.kill('SIGTERM')
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-    await exited
+    await server.exited
     clearTimeout(timer)
   })
-  const logs = () => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogRecord)
+  const logs = server.lines
   let base: string | undefined
   for (let waited = 0; base === undefined; waited += 50) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`)
-    if (waited > 30_000) throw new Error(`${name} did not start: ${stderr}`)
+    if (child.exitCode !== null) throw new Error(`${name} exited: ${server.stderr()}`)
+    if (waited > 30_000) throw new Error(`${name} did not start: ${server.stderr()}`)
     base = /^Server listening at (http:\/\/127\.0\.0\.1:\d+)$/.exec(logs().find((r) => r.msg.startsWith('Server listening at'))?.msg ?? '')?.[1]
     if (base === undefined) await sleep(50)
   }

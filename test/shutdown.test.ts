@@ -1,45 +1,12 @@
-import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { tempDir, TEST_SECRET } from './helper.js'
+import { startServer } from './server-process.js'
 
-const ROOT = join(import.meta.dirname, '..')
 const ADMIN = { email: 'root@example.com', password: 'Shutdown-Pass-9' }
-
-interface Exit { code: number | null, signal: NodeJS.Signals | null, at: number }
-
-/** The real server process (tsx, as `npm run dev` runs it), with exactly this environment. */
-function startServer (env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const exited = new Promise<Exit>((resolve) => {
-    child.on('close', (code, signal) => { resolve({ code, signal, at: Date.now() }) })
-  })
-  /** Resolves with the first match of `pattern` in stdout, as soon as it is written. */
-  function waitFor (pattern: RegExp, ms = 20_000): Promise<RegExpExecArray> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { done(); reject(new Error(`no ${pattern} in ${ms} ms: ${stdout}${stderr}`)) }, ms)
-      const look = () => {
-        const match = pattern.exec(stdout)
-        if (match !== null) { done(); resolve(match) }
-      }
-      const done = () => { clearTimeout(timer); child.stdout.off('data', look) }
-      child.stdout.on('data', look)
-      look()
-    })
-  }
-  return { child, exited, waitFor, stdout: () => stdout }
-}
 
 /** Whether a new TCP connection to the port is accepted (true) or refused (false). */
 function accepts (port: number): Promise<boolean> {

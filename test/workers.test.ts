@@ -1,35 +1,13 @@
-import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
-import { join } from 'node:path'
 import t from 'tap'
 import { databaseEnv, tempDir, TEST_SECRET } from './helper.js'
+import { startServer, type LogLine, type ServerProcess } from './server-process.js'
 
-const ROOT = join(import.meta.dirname, '..')
 const ADMIN = { email: 'root@example.com', password: 'Admin-Pass-42!' }
 const START_MS = 60_000
 
-interface LogLine { pid: number, msg?: string, worker?: number, [key: string]: unknown }
-
-/** The real server as a process group: the primary and its workers, logging JSON lines to stdout. */
-function startServer (env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const exited = new Promise<{ code: number | null, signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('close', (code, signal) => { resolve({ code, signal }) })
-  })
-  const lines = () => stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine)
-  return { child, exited, lines, stderr: () => stderr }
-}
-
 /** Polls the log until `found` returns a value; fails with the log if it never does. */
-async function waitFor<T> (server: ReturnType<typeof startServer>, what: string, found: (lines: LogLine[]) => T | undefined): Promise<T> {
+async function waitFor<T> (server: ServerProcess, what: string, found: (lines: LogLine[]) => T | undefined): Promise<T> {
   const deadline = Date.now() + START_MS
   for (;;) {
     const value = found(server.lines())
@@ -146,7 +124,7 @@ t.test('WORKERS=2: two workers share one port and one database and its revocatio
 
   process.kill(primary ?? 0, 'SIGTERM')
   const exit = await server.exited
-  t.strictSame(exit, { code: 0, signal: null })
+  t.strictSame({ code: exit.code, signal: exit.signal }, { code: 0, signal: null })
   const lines = server.lines()
   const closing = lines.filter((l) => l.msg === 'closing').map((l) => l.pid).sort()
   t.strictSame(closing, [replacement.pid, ...[...workers].filter((pid) => pid !== victim)].sort(), 'each live worker closed gracefully')
