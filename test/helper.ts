@@ -202,6 +202,23 @@ export async function login (app: FastifyInstance, user: { email: string, passwo
   return { access_token: body.access_token, refresh_token: body.refresh_token, response }
 }
 
+/**
+ * The exact TokenResponse of a sign-in for `user`: the generated values (the tokens, the times)
+ * come from `body`, whose forms the caller checks; the rest is spelled out, so
+ * `t.strictSame(body, tokenResponse(body, user))` fails on any wrong, missing or extra field.
+ */
+export function tokenResponse (body: Record<string, unknown>, user: Record<string, unknown>): Record<string, unknown> {
+  return {
+    access_token: body.access_token,
+    refresh_token: body.refresh_token,
+    token_type: 'Bearer',
+    expires_in: body.expires_in,
+    expires_at: body.expires_at,
+    refresh_expires_at: body.refresh_expires_at,
+    user
+  }
+}
+
 export function authHeader (token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` }
 }

@@ -148,10 +148,10 @@ t.test('a Redis that hangs is detected by the heartbeat, and the database is rea
   t.ok(index.has('44444444-4444-4444-8444-444444444444'), 'the subscription works again')
 })
 
-t.test('two syncs on one channel: a revocation added to one index reaches the other, once, and junk is ignored', async (t) => {
-  const prefix = uniquePrefix(t)
+/** Two syncs of two indexes on one fresh channel, each with its own publisher, no polling. */
+async function syncPair (t: Test) {
   const app = await build(t)
-  const channel = `${prefix}revocations`
+  const channel = `${uniquePrefix(t)}revocations`
   const make = async () => {
     const publisher = createRedis(TEST_REDIS_URL, { down: () => {}, up: () => {} })
     t.teardown(() => { publisher.disconnect() })
@@ -161,8 +161,11 @@ t.test('two syncs on one channel: a revocation added to one index reaches the ot
     await sync.start()
     return { index, publisher }
   }
-  const one = await make()
-  const two = await make()
+  return { channel, one: await make(), two: await make() }
+}
+
+t.test('two syncs on one channel: a revocation added to one index reaches the other, once, and junk is ignored', async (t) => {
+  const { channel, one, two } = await syncPair(t)
   const published: string[] = []
   two.index.onAdd((sessionId) => { published.push(sessionId) })
 
@@ -180,20 +183,7 @@ t.test('two syncs on one channel: a revocation added to one index reaches the ot
 })
 
 t.test('a revocation made while this instance\'s publisher is disconnected is sent when it reconnects', async (t) => {
-  const prefix = uniquePrefix(t)
-  const app = await build(t)
-  const channel = `${prefix}revocations`
-  const make = async () => {
-    const publisher = createRedis(TEST_REDIS_URL, { down: () => {}, up: () => {} })
-    t.teardown(() => { publisher.disconnect() })
-    const index = new RevocationIndex()
-    const sync = new RevocationSync({ index, source: app.store.revocations, log: quiet, redis: { publisher, url: TEST_REDIS_URL, channel }, pollMs: 0, pollWithoutRedis: false, since: Date.now() })
-    t.teardown(() => sync.close())
-    await sync.start()
-    return { index, publisher }
-  }
-  const one = await make()
-  const two = await make()
+  const { one, two } = await syncPair(t)
   one.publisher.disconnect()
   one.index.add('22222222-2222-4222-8222-222222222222', Date.now() + 60_000)
   one.index.add('33333333-3333-4333-8333-333333333333', Date.now() - 1)
