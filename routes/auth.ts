@@ -74,14 +74,8 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       security: [{ bearerAuth: [] }, { cookieAuth: [] }],
       response: { 200: UserResponse, ...errorResponses(401) }
     },
-    onRequest: (request, _reply, done) => {
-      try {
-        request.claims = fastify.authenticate(request)
-        done()
-      } catch (err) {
-        done(err as Error)
-      }
-    }
+    // the /api guard, outside /api: no access declared, so any valid access token passes
+    onRequest: fastify.apiGuard
   }, async (request) => {
     const user = await fastify.users.findById(request.claims?.user_id ?? '')
     if (user === undefined) throw new TokenRevoked()
