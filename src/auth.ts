@@ -21,16 +21,14 @@ export class AuthService {
   /** Unknown email and wrong password give the same error after the same argon2 work. */
   async login (email: string, password: string, context: RequestContext): Promise<TokenPair> {
     const normalized = normalizeEmail(email)
-    const throttleKey = `login:${normalized}:${context.ip}`
-    await this.throttle.assertAllowed(throttleKey)
-    const user = await this.store.users.findByEmail(normalized)
-    const ok = await this.hasher.verify(user?.passwordHash, password)
+    const { user, ok } = await this.throttle.attempt(`login:${normalized}:${context.ip}`, async () => {
+      const user = await this.store.users.findByEmail(normalized)
+      return { user, ok: await this.hasher.verify(user?.passwordHash, password) }
+    })
     if (!ok || user === undefined) {
-      await this.throttle.recordFailure(throttleKey)
       this.audit({ event: 'login_failed', email: normalized, userId: user?.id }, context)
       throw new InvalidCredentials()
     }
-    await this.throttle.reset(throttleKey)
     if (this.hasher.needsRehash(user.passwordHash)) {
       // only over the hash just verified: a password changed meanwhile must not be reverted
       await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
@@ -51,13 +49,8 @@ export class AuthService {
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const user = await this.store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
-    const throttleKey = `password:${user.id}:${context.ip}`
-    await this.throttle.assertAllowed(throttleKey)
-    if (!await this.hasher.verify(user.passwordHash, currentPassword)) {
-      await this.throttle.recordFailure(throttleKey)
-      throw new InvalidPassword()
-    }
-    await this.throttle.reset(throttleKey)
+    const { ok } = await this.throttle.attempt(`password:${user.id}:${context.ip}`, async () => ({ ok: await this.hasher.verify(user.passwordHash, currentPassword) }))
+    if (!ok) throw new InvalidPassword()
     await this.store.transaction(async (tx) => {
       await tx.users.setPasswordHash(user.id, await this.hasher.hash(newPassword), new Date().toISOString())
       await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, 'password_changed', context, tx)

@@ -76,10 +76,10 @@ export class ServiceMetrics {
 
   /** Counts the failure throttle's refusals by the kind of key (login or password), never the key. */
   instrumentThrottle (throttle: FailureThrottle): void {
-    const assertAllowed = throttle.assertAllowed.bind(throttle)
-    throttle.assertAllowed = async (key) => {
+    const reserve = throttle.reserve.bind(throttle)
+    throttle.reserve = async (key) => {
       try {
-        await assertAllowed(key)
+        await reserve(key)
       } catch (err) {
         if ((err as { statusCode?: number }).statusCode !== 429) throw err
         this.throttled(THROTTLE_PREFIXES[key.split(':', 1)[0] ?? ''] ?? 'other')

@@ -2,18 +2,30 @@ import type { Redis, Result } from 'ioredis'
 import { MemoryCounterStore, type Counter, type CounterStore } from './throttle.js'
 
 /*
- * One round trip, atomic: the window starts at the first hit (PEXPIRE only then), so every
- * instance sees the same count and the same reset time. A key left without a TTL (a crash
- * between the two calls cannot happen inside a script, but an operator's SET can) gets one.
+ * One round trip, atomic: counts a hit only while the count is under ARGV[2], so the check and
+ * the hit cannot be split by another caller. The window starts at the first hit (PEXPIRE only
+ * then), so every instance sees the same count and the same reset time. A key left without a
+ * TTL (a crash between two calls cannot happen inside a script, but an operator's SET can) gets one.
  */
-const HIT = `
-local count = redis.call('INCR', KEYS[1])
+const RESERVE = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
 local ttl = redis.call('PTTL', KEYS[1])
-if count == 1 or ttl < 0 then
+local allowed = 0
+if count < tonumber(ARGV[2]) then
+  count = redis.call('INCR', KEYS[1])
+  allowed = 1
+end
+if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
-return {count, ttl}
+return {allowed, count, ttl}
+`
+/* DECR keeps the TTL; the last hit taken back removes the key. */
+const RELEASE = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count > 1 then redis.call('DECR', KEYS[1]) elseif count == 1 then redis.call('DEL', KEYS[1]) end
+return 0
 `
 const PEEK = `
 local count = redis.call('GET', KEYS[1])
@@ -25,8 +37,9 @@ const RETRY_AFTER_FAILURE_MS = 1000
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    gatehouseHit (key: string, windowMs: number): Result<[number, number], Context>
     gatehousePeek (key: string): Result<[number, number] | null, Context>
+    gatehouseReserve (key: string, windowMs: number, max: number): Result<[number, number, number], Context>
+    gatehouseRelease (key: string): Result<number, Context>
   }
 }
 
@@ -44,8 +57,9 @@ export class RedisCounterStore implements CounterStore {
     private readonly prefix: string,
     private readonly fallback: CounterStore = new MemoryCounterStore()
   ) {
-    redis.defineCommand('gatehouseHit', { numberOfKeys: 1, lua: HIT })
     redis.defineCommand('gatehousePeek', { numberOfKeys: 1, lua: PEEK })
+    redis.defineCommand('gatehouseReserve', { numberOfKeys: 1, lua: RESERVE })
+    redis.defineCommand('gatehouseRelease', { numberOfKeys: 1, lua: RELEASE })
   }
 
   /** Whether the counters are shared right now (false while Redis is unreachable). */
@@ -54,13 +68,28 @@ export class RedisCounterStore implements CounterStore {
   }
 
   async hit (key: string, windowMs: number): Promise<Counter> {
-    if (!this.shared) return await this.fallback.hit(key, windowMs)
+    const { count, resetAt } = await this.reserve(key, Number.MAX_SAFE_INTEGER, windowMs)
+    return { count, resetAt }
+  }
+
+  async reserve (key: string, max: number, windowMs: number): Promise<Counter & { allowed: boolean }> {
+    if (!this.shared) return await this.fallback.reserve(key, max, windowMs)
     try {
-      const [count, ttl] = await this.redis.gatehouseHit(this.key(key), windowMs)
-      return { count, resetAt: Date.now() + ttl }
+      const [allowed, count, ttl] = await this.redis.gatehouseReserve(this.key(key), windowMs, max)
+      return { allowed: allowed === 1, count, resetAt: Date.now() + ttl }
     } catch {
       this.failed()
-      return await this.fallback.hit(key, windowMs)
+      return await this.fallback.reserve(key, max, windowMs)
+    }
+  }
+
+  async release (key: string): Promise<void> {
+    if (!this.shared) return await this.fallback.release(key)
+    try {
+      await this.redis.gatehouseRelease(this.key(key))
+    } catch {
+      // Redis went away mid-call: the hit stays counted until its window ends
+      this.failed()
     }
   }
 
