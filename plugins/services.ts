@@ -7,7 +7,7 @@ import { RevocationSync } from '../src/revocation-sync.js'
 import { SessionService } from '../src/sessions.js'
 import { FailureThrottle } from '../src/throttle.js'
 import { TokenIssuer } from '../src/tokens.js'
-import { UserService } from '../src/users.js'
+import { normalizeEmail, UserService } from '../src/users.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,6 +22,16 @@ const PRUNE_INTERVAL_MS = 60_000
 // four times a second: a revocation reaches every instance well within the second SPEC §3
 // allows, with room left for a busy event loop or a slow query (one small indexed read each time)
 const DEFAULT_POLL_MS = 250
+
+/** Creates the ADMIN_EMAIL superuser when missing; an address held by an ordinary account is only reported. */
+async function bootstrapAdmin (fastify: FastifyInstance, users: UserService, admin: { email: string, password: string }): Promise<void> {
+  const email = normalizeEmail(admin.email)
+  const outcome = await users.bootstrapAdmin(email, admin.password)
+  if (outcome === 'created') fastify.log.info({ email }, 'created the admin user')
+  if (outcome !== 'taken') return
+  fastify.log.warn({ email }, `ADMIN_EMAIL ${email} belongs to an existing account that is not a superuser: it was not promoted and no superuser was created. ` +
+    'Set ADMIN_EMAIL to an address no account uses and restart, or create a superuser with `gatehouse user create --email <email> --name <name> --superuser`.')
+}
 
 /**
  * Builds the framework-free services of src/ from the store and the JWT codec, loads the
@@ -59,9 +69,7 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
   fastify.metrics?.instrumentThrottle(throttle)
   fastify.decorate('auth', new AuthService(store, hasher, users, sessions, audit, throttle))
 
-  if (config.admin !== undefined && await users.bootstrapAdmin(config.admin.email, config.admin.password)) {
-    fastify.log.info({ email: config.admin.email }, 'created the admin user')
-  }
+  if (config.admin !== undefined) await bootstrapAdmin(fastify, users, config.admin)
 
   const prune = async () => {
     const at = new Date()

@@ -101,15 +101,20 @@ export class UserService {
   /**
    * ADMIN_EMAIL/ADMIN_PASSWORD: one superuser, created when missing. Several processes may
    * start at once; the insert-or-nothing on the unique email lets exactly one of them win.
+   * An account that already holds the address without being a superuser is never promoted
+   * ('taken'): whoever registered the address first must not get the operator's powers.
    */
-  async bootstrapAdmin (email: string, password: string): Promise<boolean> {
-    if (await this.store.users.findByEmail(normalizeEmail(email)) !== undefined) return false
+  async bootstrapAdmin (email: string, password: string): Promise<'created' | 'exists' | 'taken'> {
+    const existing = await this.store.users.findByEmail(normalizeEmail(email))
+    if (existing !== undefined) return existing.isSuperuser ? 'exists' : 'taken'
     try {
       await this.create({ email, password, name: 'Administrator', roles: ['admin'], isSuperuser: true })
-      return true
+      return 'created'
     } catch (err) {
-      if (err instanceof EmailTaken) return false
-      throw err
+      if (!(err instanceof EmailTaken)) throw err
+      // another instance won the race, or someone registered the address meanwhile
+      const winner = await this.store.users.findByEmail(normalizeEmail(email))
+      return winner?.isSuperuser === false ? 'taken' : 'exists'
     }
   }
 }
