@@ -37,7 +37,7 @@ async function bootstrapAdmin (fastify: FastifyInstance, users: UserService, adm
  * Builds the framework-free services of src/ from the store and the JWT codec, loads the
  * revocation index, bootstraps the admin, and prunes what has expired once a minute.
  */
-export default fp(async function servicesPlugin (fastify: FastifyInstance) {
+export default fp(async function servicesPlugin (fastify: FastifyInstance, { clock }: { clock: () => number }) {
   const { config, store } = fastify
   const hasher = await PasswordHasher.create(config.argon2)
   fastify.metrics?.instrumentHasher(hasher)
@@ -45,7 +45,7 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
   const audit = fastify.auditTrail.sink
 
   const index = new RevocationIndex()
-  const now = new Date().toISOString()
+  const now = new Date(clock()).toISOString()
   for (const r of await store.revocations.listLive(now)) index.learn(r.session_id, Date.parse(r.expires_at))
   const sync = new RevocationSync({
     index,
@@ -54,8 +54,7 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
     redis: fastify.redis && config.redisUrl ? { publisher: fastify.redis, url: config.redisUrl, channel: `${config.redisPrefix}revocations` } : undefined,
     pollMs: config.revocationPollMs ?? DEFAULT_POLL_MS,
     // PostgreSQL is shared by nature, and so is one SQLite file under WORKERS > 1
-    pollWithoutRedis: config.revocationPollMs !== undefined || store.kind === 'postgres' || config.workers > 1,
-    since: Date.parse(now)
+    pollWithoutRedis: config.revocationPollMs !== undefined || store.kind === 'postgres' || config.workers > 1
   })
   fastify.addHook('onClose', async () => { await sync.close() })
   await sync.start()
@@ -72,7 +71,7 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
   if (config.admin !== undefined) await bootstrapAdmin(fastify, users, config.admin)
 
   const prune = async () => {
-    const at = new Date()
+    const at = new Date(clock())
     index.prune(at.getTime())
     await store.revocations.deleteExpired(at.toISOString())
     await store.sessions.deleteExpired(at.toISOString())

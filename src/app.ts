@@ -30,6 +30,8 @@ export interface BuildOptions {
   logger?: boolean
   /** where the configured logger writes instead of stdout (tests read their log lines from it) */
   logStream?: LogStream
+  /** this instance's wall clock, ms since the epoch (tests set one that is off, as a real host's may be) */
+  clock?: () => number
 }
 
 /** The whole service, plugins then routes; it never listens (server.ts does). */
@@ -72,7 +74,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(cookiesPlugin)
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
-  await app.register(servicesPlugin)
+  await app.register(servicesPlugin, { clock: options.clock ?? Date.now })
   await app.register(guardPlugin)
   // before the routes: its onRoute hook collects them into the OpenAPI document
   await app.register(openapiPlugin)

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import type { RevocationRow } from './db/schema.js'
 import type { RevocationIndex } from './revocation-index.js'
 
-export interface RevocationSource { listSince (revokedAt: string): Promise<RevocationRow[]> }
+export interface RevocationSource { listAfter (id: number): Promise<RevocationRow[]> }
 
 export interface SyncLogger {
   info (obj: object, msg: string): void
@@ -20,14 +20,15 @@ export interface RevocationSyncOptions {
   pollMs: number
   /** Whether to poll when there is no Redis at all (the store is shared by several processes). */
   pollWithoutRedis: boolean
-  /** Revocations before this were loaded at start (ms since epoch). */
-  since: number
 }
 
 /*
- * The catch-up reads a little before the newest revocation seen: revoked_at is written by the
- * revoking instance's clock and a transaction may commit after a later one, so rows can land
- * slightly out of order. Learning one twice is harmless.
+ * New revocations are found by the database's sequence (`revocations.id`), never by comparing
+ * times: each instance's clock may be off, and one 10 s ahead used to skip every revocation
+ * made elsewhere. A transaction may still commit after one that took a later id, so each read
+ * goes back to the highest id this process had seen OVERLAP_MS before (measured on its own
+ * monotonic clock, which no other instance's clock can shift): a row that lands out of order
+ * within that time is still read. Learning one twice is harmless.
  */
 const OVERLAP_MS = 5000
 
@@ -46,7 +47,11 @@ interface Message { session_id: string, expires_at: number }
  * missed are read from the database; while there is no broadcast, they are read every `pollMs`.
  */
 export class RevocationSync {
-  private since: number
+  /** reads ask for ids above this; until this process has read for OVERLAP_MS, every row */
+  private after = 0
+  private highest = 0
+  /** the highest id seen at each read (monotonic ms), kept for OVERLAP_MS */
+  private readonly seen: Array<{ at: number, id: number }> = []
   private subscriber: Redis | undefined
   private timer: NodeJS.Timeout | undefined
   private heartbeat: NodeJS.Timeout | undefined
@@ -59,9 +64,7 @@ export class RevocationSync {
   private closed = false
   private readonly unsent: Message[] = []
 
-  constructor (private readonly options: RevocationSyncOptions) {
-    this.since = options.since
-  }
+  constructor (private readonly options: RevocationSyncOptions) {}
 
   async start (): Promise<void> {
     const { redis, index } = this.options
@@ -109,11 +112,17 @@ export class RevocationSync {
   }
 
   private async read (): Promise<void> {
-    const rows = await this.options.source.listSince(new Date(this.since - OVERLAP_MS).toISOString())
+    const now = performance.now()
+    for (let oldest = this.seen[0]; oldest !== undefined && oldest.at <= now - OVERLAP_MS; oldest = this.seen[0]) {
+      this.after = oldest.id
+      this.seen.shift()
+    }
+    const rows = await this.options.source.listAfter(this.after)
     for (const row of rows) {
       this.options.index.learn(row.session_id, Date.parse(row.expires_at))
-      this.since = Math.max(this.since, Date.parse(row.revoked_at))
+      this.highest = Math.max(this.highest, row.id)
     }
+    this.seen.push({ at: now, id: this.highest })
   }
 
   private async resubscribe (subscriber: Redis, channel: string): Promise<void> {

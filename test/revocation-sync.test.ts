@@ -64,7 +64,7 @@ t.test('a logout on one app is refused by another sharing Redis within a second,
   const { access_token: token } = await login(a, user)
   const me = await b.inject({ method: 'GET', url: '/auth/me', headers: authHeader(token) })
   t.equal(me.statusCode, 200, 'B accepts the session A started')
-  const reads = t.capture(b.store.revocations, 'listSince', b.store.revocations.listSince.bind(b.store.revocations))
+  const reads = t.capture(b.store.revocations, 'listAfter', b.store.revocations.listAfter.bind(b.store.revocations))
 
   await logout(a, token)
   await refusedWithin(t, b, token)
@@ -86,7 +86,7 @@ t.test('a database that fails the poll is logged once, not on every tick', async
   await store.migrate()
   await store.close()
   const errors: string[] = []
-  const sync = new RevocationSync({ index: new RevocationIndex(), source: store.revocations, log: { ...quiet, error: (_obj, msg) => { errors.push(msg) } }, pollMs: 20, pollWithoutRedis: true, since: Date.now() })
+  const sync = new RevocationSync({ index: new RevocationIndex(), source: store.revocations, log: { ...quiet, error: (_obj, msg) => { errors.push(msg) } }, pollMs: 20, pollWithoutRedis: true })
   t.teardown(() => sync.close())
   await sync.start()
   await sleep(300)
@@ -102,7 +102,7 @@ t.test('revocations missed while the subscriber was disconnected are read once i
   const publisher = createRedis(server.url, { down: () => {}, up: () => {} })
   t.teardown(() => { publisher.disconnect() })
   const index = new RevocationIndex()
-  const sync = new RevocationSync({ index, source: app.store.revocations, log: quiet, redis: { publisher, url: server.url, channel: 'c' }, pollMs: 0, pollWithoutRedis: false, since: Date.now() })
+  const sync = new RevocationSync({ index, source: app.store.revocations, log: quiet, redis: { publisher, url: server.url, channel: 'c' }, pollMs: 0, pollWithoutRedis: false })
   t.teardown(() => sync.close())
   await sync.start()
 
@@ -126,7 +126,7 @@ t.test('a Redis that hangs is detected by the heartbeat, and the database is rea
   const warnings: string[] = []
   const infos: string[] = []
   const log: SyncLogger = { ...quiet, warn: (_obj, msg) => { warnings.push(msg) }, info: (_obj, msg) => { infos.push(msg) } }
-  const sync = new RevocationSync({ index, source: app.store.revocations, log, redis: { publisher, url: server.url, channel: 'c' }, pollMs: 100, pollWithoutRedis: false, since: Date.now() })
+  const sync = new RevocationSync({ index, source: app.store.revocations, log, redis: { publisher, url: server.url, channel: 'c' }, pollMs: 100, pollWithoutRedis: false })
   t.teardown(() => sync.close())
   await sync.start()
 
@@ -156,7 +156,7 @@ async function syncPair (t: Test) {
     const publisher = createRedis(TEST_REDIS_URL, { down: () => {}, up: () => {} })
     t.teardown(() => { publisher.disconnect() })
     const index = new RevocationIndex()
-    const sync = new RevocationSync({ index, source: app.store.revocations, log: quiet, redis: { publisher, url: TEST_REDIS_URL, channel }, pollMs: 0, pollWithoutRedis: false, since: Date.now() })
+    const sync = new RevocationSync({ index, source: app.store.revocations, log: quiet, redis: { publisher, url: TEST_REDIS_URL, channel }, pollMs: 0, pollWithoutRedis: false })
     t.teardown(() => sync.close())
     await sync.start()
     return { index, publisher }

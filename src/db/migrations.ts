@@ -66,10 +66,36 @@ const migrations: Record<string, Migration> = {
   }
 }
 
+/**
+ * Revocations get a sequence of the database's own (`id`), so instances read the new ones by it
+ * rather than by `revoked_at`, which each instance wrote with its own clock. SQLite can add an
+ * AUTOINCREMENT key only by rebuilding the table (AUTOINCREMENT never reuses an id, even after
+ * the newest rows are pruned); PostgreSQL adds a bigserial.
+ */
+function revocationSequence (kind: 'sqlite' | 'postgres'): Migration {
+  return {
+    async up (db: Kysely<unknown>) {
+      if (kind === 'postgres') {
+        await sql`alter table revocations add column id bigserial not null unique`.execute(db)
+        await db.schema.dropIndex('revocations_revoked_at').execute()
+        return
+      }
+      await sql`create table revocations_next (
+        id integer primary key autoincrement, session_id text not null unique, user_id text not null,
+        reason text not null, revoked_at text not null, expires_at text not null)`.execute(db)
+      await sql`insert into revocations_next (session_id, user_id, reason, revoked_at, expires_at)
+        select session_id, user_id, reason, revoked_at, expires_at from revocations order by revoked_at`.execute(db)
+      await db.schema.dropTable('revocations').execute()
+      await db.schema.alterTable('revocations_next').renameTo('revocations').execute()
+      await db.schema.createIndex('revocations_expires_at').on('revocations').column('expires_at').execute()
+    }
+  }
+}
+
 export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'postgres' = 'sqlite'): Promise<string[]> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: async () => ({ ...migrations, '0003_revocation_sequence': revocationSequence(kind) }) },
     ...(kind === 'postgres' && { migrationTableSchema: await currentSchema(db) })
   })
   const { error, results = [] } = await migrator.migrateToLatest()

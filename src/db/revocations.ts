@@ -6,15 +6,20 @@ export class RevocationRepository {
 
   /** Revocations still able to matter: loaded into memory at start. */
   async listLive (now: string): Promise<RevocationRow[]> {
-    return await this.db.selectFrom('revocations').selectAll().where('expires_at', '>', now).execute()
+    return (await this.db.selectFrom('revocations').selectAll().where('expires_at', '>', now).execute()).map(toRow)
   }
 
-  /** Catch-up for another instance: everything revoked at or after a time. */
-  async listSince (revokedAt: string): Promise<RevocationRow[]> {
-    return await this.db.selectFrom('revocations').selectAll().where('revoked_at', '>=', revokedAt).execute()
+  /** Catch-up for another instance: every revocation with an id above `id`, in id order. */
+  async listAfter (id: number): Promise<RevocationRow[]> {
+    return (await this.db.selectFrom('revocations').selectAll().where('id', '>', id).orderBy('id').execute()).map(toRow)
   }
 
   async deleteExpired (now: string): Promise<void> {
     await this.db.deleteFrom('revocations').where('expires_at', '<=', now).execute()
   }
+}
+
+/** PostgreSQL returns a bigserial (int8) as a string. */
+function toRow (row: RevocationRow): RevocationRow {
+  return { ...row, id: Number(row.id) }
 }

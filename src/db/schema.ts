@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely'
+import type { Generated, Insertable, Selectable } from 'kysely'
 
 /*
  * Column types are the portable subset of SQLite and PostgreSQL: ids are UUID text, times are
@@ -33,6 +33,8 @@ export interface SessionsTable {
 }
 
 export interface RevocationsTable {
+  /** the database's sequence: instances learn new revocations by it, never by their own clocks */
+  id: Generated<number>
   session_id: string
   user_id: string
   reason: string
