@@ -1,6 +1,7 @@
 import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { addressGroup } from '../src/address-group.js'
 import { rateLimited, type CounterStore } from '../src/throttle.js'
 
 type IncrCallback = (err: Error | null, result?: { current: number, ttl: number }) => void
@@ -37,7 +38,7 @@ declare module 'fastify' {
 /**
  * @fastify/rate-limit, per route (nothing global): login, register and change-password share
  * LOGIN_RATE_LIMIT per client address (one group, so /auth/login and /api/auth/login count
- * together); refresh has its own. IETF draft `RateLimit-*` headers; a 429 is our ErrorResponse.
+ * together); refresh has its own. An IPv6 client is counted by its IPV6_SUBNET_PREFIX subnet. IETF draft `RateLimit-*` headers; a 429 is our ErrorResponse.
  * @see https://github.com/fastify/fastify-rate-limit
  */
 export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
@@ -46,6 +47,7 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
     global: false,
     enableDraftSpec: true,
     store: counterStore(fastify.counters),
+    keyGenerator: (request) => addressGroup(request.ip, config.ipv6SubnetPrefix),
     errorResponseBuilder: (_request, context) => rateLimited(context.ttl / 1000)
   })
   fastify.decorate('rateLimits', {

@@ -5,7 +5,7 @@ import { PasswordHasher } from '../src/passwords.js'
 import { RevocationIndex } from '../src/revocation-index.js'
 import { RevocationSync } from '../src/revocation-sync.js'
 import { SessionService } from '../src/sessions.js'
-import { FailureThrottle } from '../src/throttle.js'
+import { FailureThrottle, MemoryCounterStore } from '../src/throttle.js'
 import { TokenIssuer } from '../src/tokens.js'
 import { normalizeEmail, UserService } from '../src/users.js'
 
@@ -64,7 +64,13 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance, { clo
   fastify.decorate('revocations', index)
   fastify.decorate('users', users)
   fastify.decorate('sessions', sessions)
-  const throttle = new FailureThrottle(fastify.counters, config.loginMaxFailures, config.loginFailureWindow * 1000)
+  const throttle = new FailureThrottle(fastify.counters, {
+    max: config.loginMaxFailures,
+    windowMs: config.loginFailureWindow * 1000,
+    accountMax: config.loginAccountMaxFailures,
+    accountWindowMs: config.loginAccountFailureWindow * 1000,
+    ipv6Prefix: config.ipv6SubnetPrefix
+  }, fastify.redis === undefined ? new MemoryCounterStore() : fastify.counters)
   fastify.metrics?.instrumentThrottle(throttle)
   fastify.decorate('auth', new AuthService(store, hasher, users, sessions, audit, throttle))
 

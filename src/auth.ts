@@ -21,7 +21,7 @@ export class AuthService {
   /** Unknown email and wrong password give the same error after the same argon2 work. */
   async login (email: string, password: string, context: RequestContext): Promise<TokenPair> {
     const normalized = normalizeEmail(email)
-    const { user, ok } = await this.throttle.attempt(`login:${normalized}:${context.ip}`, async () => {
+    const { user, ok } = await this.throttle.attempt(`login:${normalized}`, context.ip, async () => {
       const user = await this.store.users.findByEmail(normalized)
       return { user, ok: await this.hasher.verify(user?.passwordHash, password) }
     })
@@ -49,7 +49,7 @@ export class AuthService {
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const user = await this.store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
-    const { ok } = await this.throttle.attempt(`password:${user.id}:${context.ip}`, async () => ({ ok: await this.hasher.verify(user.passwordHash, currentPassword) }))
+    const { ok } = await this.throttle.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await this.hasher.verify(user.passwordHash, currentPassword) }))
     if (!ok) throw new InvalidPassword()
     await this.store.transaction(async (tx) => {
       await tx.users.setPasswordHash(user.id, await this.hasher.hash(newPassword), new Date().toISOString())

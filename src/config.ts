@@ -33,6 +33,9 @@ export const ConfigSchema = Type.Object({
   REFRESH_REUSE_INTERVAL: Type.String({ ...Duration, default: '10s' }),
   LOGIN_MAX_FAILURES: Type.Integer({ default: 5, minimum: 1 }),
   LOGIN_FAILURE_WINDOW: Type.String({ ...Duration, default: '15m' }),
+  LOGIN_ACCOUNT_MAX_FAILURES: Type.Integer({ default: 50, minimum: 1, description: 'Failed sign-ins for one account from addresses it has not signed in from lately, whatever the address, before those addresses get 429 until LOGIN_ACCOUNT_FAILURE_WINDOW passes' }),
+  LOGIN_ACCOUNT_FAILURE_WINDOW: Type.String({ ...Duration, default: '1h', description: 'The window LOGIN_ACCOUNT_MAX_FAILURES is counted in' }),
+  IPV6_SUBNET_PREFIX: Type.Integer({ default: 64, minimum: 1, maximum: 128, description: 'Per-address limits count an IPv6 client by this many leading bits of its address (one subscriber holds a whole /64)' }),
   LOGIN_RATE_LIMIT: Type.String({ ...Rate, default: '60/m' }),
   REFRESH_RATE_LIMIT: Type.String({ ...Rate, default: '120/m' }),
   // off, a hop count, or a comma-separated list of proxy addresses/CIDRs; `true` (trust anyone) is refused
@@ -81,6 +84,9 @@ export interface Config {
   refreshReuseInterval: number
   loginMaxFailures: number
   loginFailureWindow: number
+  loginAccountMaxFailures: number
+  loginAccountFailureWindow: number
+  ipv6SubnetPrefix: number
   loginRateLimit: { max: number, windowSeconds: number }
   refreshRateLimit: { max: number, windowSeconds: number }
   trustProxy: false | number | string
@@ -157,6 +163,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     workers: raw.WORKERS,
     ...durations,
     loginMaxFailures: raw.LOGIN_MAX_FAILURES,
+    loginAccountMaxFailures: raw.LOGIN_ACCOUNT_MAX_FAILURES,
+    ipv6SubnetPrefix: raw.IPV6_SUBNET_PREFIX,
     loginRateLimit: parseRate(raw.LOGIN_RATE_LIMIT),
     refreshRateLimit: parseRate(raw.REFRESH_RATE_LIMIT),
     trustProxy: parseTrustProxy(raw.TRUST_PROXY),
@@ -193,7 +201,8 @@ function checkDurations (raw: RawConfig) {
     accessTtl: parseDuration(raw.ACCESS_TOKEN_TTL),
     refreshTtl: parseDuration(raw.REFRESH_TOKEN_TTL),
     refreshReuseInterval: parseDuration(raw.REFRESH_REUSE_INTERVAL),
-    loginFailureWindow: parseDuration(raw.LOGIN_FAILURE_WINDOW)
+    loginFailureWindow: parseDuration(raw.LOGIN_FAILURE_WINDOW),
+    loginAccountFailureWindow: parseDuration(raw.LOGIN_ACCOUNT_FAILURE_WINDOW)
   }
   if (values.accessTtl < 1) throw new ConfigError('Invalid configuration: ACCESS_TOKEN_TTL must be at least 1s')
   if (values.refreshTtl <= values.accessTtl) throw new ConfigError('Invalid configuration: REFRESH_TOKEN_TTL must be longer than ACCESS_TOKEN_TTL')

@@ -77,9 +77,9 @@ export class ServiceMetrics {
   /** Counts the failure throttle's refusals by the kind of key (login or password), never the key. */
   instrumentThrottle (throttle: FailureThrottle): void {
     const reserve = throttle.reserve.bind(throttle)
-    throttle.reserve = async (key) => {
+    throttle.reserve = async (key, max, windowMs) => {
       try {
-        await reserve(key)
+        await reserve(key, max, windowMs)
       } catch (err) {
         if ((err as { statusCode?: number }).statusCode !== 429) throw err
         this.throttled(THROTTLE_PREFIXES[key.split(':', 1)[0] ?? ''] ?? 'other')

@@ -1,3 +1,4 @@
+import { addressGroup } from './address-group.js'
 import { RateLimited } from './errors.js'
 
 export interface Counter { count: number, resetAt: number }
@@ -76,32 +77,79 @@ export function rateLimited (retryAfterSeconds: number): Error {
   return Object.assign(new RateLimited(), { retryAfter: Math.max(1, Math.ceil(retryAfterSeconds)) })
 }
 
+export interface FailureLimits {
+  /** failures per subject from one client address, within `windowMs` */
+  max: number
+  windowMs: number
+  /** failures per subject from every address that is not its own, within `accountWindowMs` */
+  accountMax: number
+  accountWindowMs: number
+  /** IPv6 clients are counted by this many leading bits of their address */
+  ipv6Prefix: number
+}
+
+/** How long a successful check makes its address the subject's own. */
+const OWN_ADDRESS_MS = 30 * 86_400_000
+
 /**
- * Failed attempts per key (one email from one address). Each attempt reserves its place in the
- * count *before* the password is hashed, so guesses sent at once cannot all pass a check made
- * before any of them failed: at `max` reservations within the window the key is refused until
- * the window passes. A success resets it; a check that throws (not a guess) gives its place back.
- * Keying by email *and* address means an attacker elsewhere cannot lock a user out of their own address.
+ * Failed password checks of a subject (an email signing in, a user's current password), counted
+ * twice. Per subject and client address (an IPv6 client by its subnet): at `max` within the
+ * window that pair is refused, even the right password, so an attacker elsewhere cannot lock a
+ * user out of their own address. And per subject across addresses (`accountMax`), so a guesser
+ * spread over many addresses is stopped too.
+ *
+ * The account ceiling's trade-off: once it is reached, an address the subject succeeded from in
+ * the last 30 days still gets in (its failures never count towards the ceiling; only its own
+ * per-address limit applies), and every other address gets 429 until the account window passes.
+ * An attacker can thus make the real user wait on a *new* address (a hotel, a mobile network)
+ * for up to the account window, but cannot lock them out of where they signed in before; one on
+ * the user's own network (same IPv4, same IPv6 subnet) has only the per-address budget. A
+ * progressive delay was rejected: it costs nothing to an attacker who sends in parallel.
+ *
+ * Each attempt reserves its place in both counts *before* the password is hashed, so guesses
+ * sent at once cannot all pass a check made before any of them failed. A success resets the
+ * pair and gives the account count its place back (other addresses may still be guessing); a
+ * check that throws (not a guess) gives both back.
  */
 export class FailureThrottle {
-  constructor (private readonly store: CounterStore, private readonly max: number, private readonly windowMs: number) {}
+  constructor (
+    private readonly store: CounterStore,
+    private readonly limits: FailureLimits,
+    /** the subjects' own addresses; a store of their own, so a flood of counters cannot evict them */
+    private readonly owned: CounterStore = store
+  ) {}
 
-  /** Runs one password check on a reserved attempt; a result that is not `ok` stays counted as a failure. */
-  async attempt<T extends { ok: boolean }> (key: string, check: () => Promise<T>): Promise<T> {
-    await this.reserve(key)
+  /** Runs one password check on reserved places; a result that is not `ok` stays counted as a failure. */
+  async attempt<T extends { ok: boolean }> (subject: string, ip: string, check: () => Promise<T>): Promise<T> {
+    const pair = `${subject}:${addressGroup(ip, this.limits.ipv6Prefix)}`
+    const own = await this.owned.peek(`own:${pair}`) !== undefined
+    await this.reserve(pair, this.limits.max, this.limits.windowMs)
+    const held = [pair]
     let result: T
     try {
+      if (!own) {
+        await this.reserve(subject, this.limits.accountMax, this.limits.accountWindowMs)
+        held.push(subject)
+      }
       result = await check()
     } catch (err) {
-      await this.store.release(key)
+      for (const key of held) await this.store.release(key)
       throw err
     }
-    if (result.ok) await this.store.reset(key)
+    if (result.ok) await this.succeeded(pair, own ? undefined : subject)
     return result
   }
 
-  async reserve (key: string): Promise<void> {
-    const counter = await this.store.reserve(key, this.max, this.windowMs)
+  async reserve (key: string, max: number, windowMs: number): Promise<void> {
+    const counter = await this.store.reserve(key, max, windowMs)
     if (!counter.allowed) throw rateLimited((counter.resetAt - Date.now()) / 1000)
+  }
+
+  private async succeeded (pair: string, account: string | undefined): Promise<void> {
+    await this.store.reset(pair)
+    if (account !== undefined) await this.store.release(account)
+    // reset, then hit: a fixed window would otherwise end 30 days after the *first* success
+    await this.owned.reset(`own:${pair}`)
+    await this.owned.hit(`own:${pair}`, OWN_ADDRESS_MS)
   }
 }
