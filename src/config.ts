@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import { ConfigError } from './config-error.js'
+import { resolveSecret } from './jwt-secret.js'
 
 const Duration = Type.String({ pattern: '^[0-9]+[smhd]?$', maxLength: 16 })
 const Bool = Type.Boolean({ default: false })
@@ -98,7 +98,7 @@ export interface Config {
   metrics: { token: string } | undefined
 }
 
-export class ConfigError extends Error {}
+export { ConfigError }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 }
 
@@ -198,32 +198,4 @@ function checkDurations (raw: RawConfig) {
   if (values.accessTtl < 1) throw new ConfigError('Invalid configuration: ACCESS_TOKEN_TTL must be at least 1s')
   if (values.refreshTtl <= values.accessTtl) throw new ConfigError('Invalid configuration: REFRESH_TOKEN_TTL must be longer than ACCESS_TOKEN_TTL')
   return values
-}
-
-/**
- * Production must be given a secret of at least 32 bytes (RFC 7518 §3.2: an HS256 key is at
- * least as long as the hash). Development generates one once and keeps it, mode 0600, so
- * tokens survive a restart.
- */
-function resolveSecret (secret: string | undefined, production: boolean, dataDir: string): string {
-  if (secret !== undefined) {
-    if (Buffer.byteLength(secret) < 32) throw new ConfigError('Invalid configuration: JWT_SECRET must be at least 32 bytes')
-    return secret
-  }
-  if (production) throw new ConfigError('Invalid configuration: JWT_SECRET is required when APP_ENV=production')
-  const file = join(dataDir, 'jwt-secret')
-  try {
-    return readFileSync(file, 'utf8').trim()
-  } catch {
-    mkdirSync(dataDir, { recursive: true })
-    const generated = randomBytes(48).toString('base64url')
-    try {
-      writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' })
-    } catch {
-      // another process created it first: use theirs so every worker signs with one key
-      return readFileSync(file, 'utf8').trim()
-    }
-    process.emitWarning(`JWT_SECRET is not set: generated a development secret in ${file}. Set JWT_SECRET in production.`)
-    return generated
-  }
 }
