@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError } from './config-error.js'
+import { makePrivateDir } from './data-dir.js'
 
 const MIN_BYTES = 32
 const MIN_DISTINCT = 8
@@ -35,7 +36,7 @@ export function resolveSecret (secret: string | undefined, production: boolean, 
   const file = join(dataDir, 'jwt-secret')
   const existing = readSecretFile(file)
   if (existing !== undefined) return existing
-  mkdirSync(dataDir, { recursive: true })
+  makePrivateDir(dataDir)
   const generated = randomBytes(48).toString('base64url')
   if (!publish(file, generated)) {
     // another process created it first: use theirs so every worker signs with one key
