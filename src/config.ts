@@ -3,6 +3,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from './config-error.js'
 import { resolveSecret } from './jwt-secret.js'
+import { parseTrustProxy } from './trust-proxy.js'
 
 const Duration = Type.String({ pattern: '^[0-9]+[smhd]?$', maxLength: 16 })
 const Bool = Type.Boolean({ default: false })
@@ -180,12 +181,6 @@ function metricsSettings (raw: RawConfig): Config['metrics'] {
   if (!raw.METRICS_ENABLED) return undefined
   if (raw.METRICS_TOKEN === undefined) throw new ConfigError('Invalid configuration: METRICS_TOKEN is required when METRICS_ENABLED=true')
   return { token: raw.METRICS_TOKEN }
-}
-
-function parseTrustProxy (value: string): false | number | string {
-  if (value === 'false') return false
-  if (/^[0-9]+$/.test(value)) return Number(value)
-  return value.split(',').map((a) => a.trim()).filter(Boolean).join(',')
 }
 
 function checkDurations (raw: RawConfig) {
