@@ -5,6 +5,7 @@ import { PasswordHasher } from '../src/passwords.js'
 import { RevocationIndex } from '../src/revocation-index.js'
 import { RevocationSync } from '../src/revocation-sync.js'
 import { SessionService } from '../src/sessions.js'
+import { createTokenCodec } from '../src/token-codec.js'
 import { FailureThrottle } from '../src/throttle.js'
 import { TokenIssuer } from '../src/tokens.js'
 import { UserService } from '../src/users.js'
@@ -31,7 +32,11 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
   const { config, store } = fastify
   const hasher = await PasswordHasher.create(config.argon2)
   fastify.metrics?.instrumentHasher(hasher)
-  const tokens = new TokenIssuer(fastify.jwt, { issuer: config.jwtIssuer, accessTtl: config.accessTtl, refreshTtl: config.refreshTtl })
+  const tokens = new TokenIssuer(
+    createTokenCodec(config.jwtSecret, config.jwtIssuer),
+    { issuer: config.jwtIssuer, accessTtl: config.accessTtl, refreshTtl: config.refreshTtl },
+    { maxEntries: config.tokenCacheSize }
+  )
   const audit = fastify.auditTrail.sink
 
   const index = new RevocationIndex()
@@ -72,4 +77,4 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
   const timer = setInterval(() => { prune().catch((err) => fastify.log.error({ err }, 'pruning expired sessions failed')) }, PRUNE_INTERVAL_MS)
   timer.unref()
   fastify.addHook('onClose', async () => { clearInterval(timer) })
-}, { name: 'services', dependencies: ['config', 'db', 'jwt', 'counters', 'metrics', 'audit'] })
+}, { name: 'services', dependencies: ['config', 'db', 'counters', 'metrics', 'audit'] })

@@ -9,7 +9,6 @@ import dbPlugin from '../plugins/db.js'
 import errorsPlugin, { clientErrorHandler } from '../plugins/errors.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
-import jwtPlugin from '../plugins/jwt.js'
 import metricsPlugin from '../plugins/metrics.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 import securityPlugin from '../plugins/security.js'
@@ -68,7 +67,6 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     await app.register(fastifyCors, { origin: config.corsOrigins, credentials: true, allowedHeaders: ['Authorization', 'Content-Type'] })
   }
   await app.register(dbPlugin)
-  await app.register(jwtPlugin)
   await app.register(cookiesPlugin)
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
