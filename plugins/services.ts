@@ -41,7 +41,7 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
 
   const index = new RevocationIndex()
   const now = new Date().toISOString()
-  for (const r of await store.revocations.listLive(now)) index.learn(r.session_id, Date.parse(r.expires_at))
+  for (const r of await store.revocations.listLive(now)) index.learn(r.sessionId, Date.parse(r.expiresAt))
   const sync = new RevocationSync({
     index,
     source: store.revocations,
