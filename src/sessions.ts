@@ -4,7 +4,7 @@ import type { RevocationTarget } from './db/sessions.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
 import { RefreshTokenReused, TokenRevoked } from './errors.js'
-import type { RevocationIndex } from './revocation-index.js'
+import type { RevocationIndex } from './revocations/revocation-index.js'
 import type { Claims, TokenIssuer } from './tokens.js'
 
 export interface TokenPair {

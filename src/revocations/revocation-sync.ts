@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import type { Revocation } from './db/revocations.js'
+import type { Revocation } from '../db/revocations.js'
 import type { RevocationIndex } from './revocation-index.js'
 
 export interface RevocationSource { listSince (revokedAt: string): Promise<Revocation[]> }
@@ -69,7 +69,7 @@ export class RevocationSync {
       if (this.options.pollWithoutRedis) this.startPolling()
       return
     }
-    const { createRedis, firstReady } = await import('./redis.js')
+    const { createRedis, firstReady } = await import('../redis.js')
     index.onAdd((sessionId, expiresAt) => { this.publish(redis.publisher, redis.channel, { session_id: sessionId, expires_at: expiresAt }) })
     redis.publisher.on('ready', () => { this.flush(redis.publisher, redis.channel) })
     const subscriber = createRedis(redis.url, {
