@@ -50,7 +50,11 @@ export class AuthService {
     return pair
   }
 
-  /** A new password ends every other session of the user; the caller's own keeps working. */
+  /**
+   * A new password ends every other session of the user; the caller's own keeps working. The
+   * new hash is made before the transaction opens: argon2 waits its turn on libuv's pool, and
+   * a transaction held meanwhile would hold SQLite's one connection from every other request.
+   */
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const user = await this.store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
@@ -61,8 +65,9 @@ export class AuthService {
       throw new InvalidPassword()
     }
     await this.throttles.password.reset(throttleKey)
+    const passwordHash = await this.hasher.hash(newPassword)
     await this.store.transaction(async (tx) => {
-      await tx.users.setPasswordHash(user.id, await this.hasher.hash(newPassword), new Date().toISOString())
+      await tx.users.setPasswordHash(user.id, passwordHash, new Date().toISOString())
       await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, 'password_changed', context, tx)
     })
     this.audit({ event: 'password_changed', userId: user.id, sessionId: caller.session_id }, context)
