@@ -9,9 +9,9 @@ import dbPlugin from '../plugins/db.js'
 import errorsPlugin, { clientErrorHandler } from '../plugins/errors.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
-import jwtPlugin from '../plugins/jwt.js'
 import metricsPlugin from '../plugins/metrics.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
+import revocationsPlugin from '../plugins/revocations.js'
 import securityPlugin from '../plugins/security.js'
 import openapiPlugin from '../plugins/openapi.js'
 import servicesPlugin from '../plugins/services.js'
@@ -61,18 +61,19 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(errorsPlugin)
   await app.register(securityPlugin)
   await app.register(countersPlugin)
-  await app.register(rateLimitPlugin)
   await app.register(jsonBodyPlugin)
   if (config.corsOrigins.length > 0) {
     // the headers a client of this API sends, listed: by default the plugin reflects whatever a preflight asks for
     await app.register(fastifyCors, { origin: config.corsOrigins, credentials: true, allowedHeaders: ['Authorization', 'Content-Type'] })
   }
   await app.register(dbPlugin)
-  await app.register(jwtPlugin)
   await app.register(cookiesPlugin)
+  await app.register(servicesPlugin)
+  // the observers of the services' events, then what keeps the revocation index
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
-  await app.register(servicesPlugin)
+  await app.register(revocationsPlugin)
+  await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
   // before the routes: its onRoute hook collects them into the OpenAPI document
   await app.register(openapiPlugin)

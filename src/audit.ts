@@ -25,7 +25,7 @@ export interface AuditRecord {
   detail?: string
 }
 
-/** One structured line per security event; the plugin decides where it goes. */
+/** How a service reports a security event; createServices makes each an `audit` event that the trail observes. */
 export type AuditSink = (record: AuditRecord, context: RequestContext) => void
 
 /** The part of a pino logger the trail writes to. */
@@ -57,13 +57,11 @@ export class AuditTrail {
 
   constructor (
     private readonly store: Pick<Store, 'auditEvents'>,
-    private readonly log: AuditLogger,
-    private readonly observe: (event: AuditEvent) => void = () => {}
+    private readonly log: AuditLogger
   ) {}
 
   readonly sink: AuditSink = ({ event, userId, sessionId, email, detail }, { ip }) => {
     this.log.info({ audit: event, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
-    this.observe(event)
     if (this.pending >= PENDING_LIMIT) {
       this.dropped++
       return

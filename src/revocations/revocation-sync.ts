@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis'
-import type { RevocationRow } from './db/schema.js'
+import type { Revocation } from '../db/revocations.js'
 import type { RevocationIndex } from './revocation-index.js'
 
-export interface RevocationSource { listSince (revokedAt: string): Promise<RevocationRow[]> }
+export interface RevocationSource { listSince (revokedAt: string): Promise<Revocation[]> }
 
 export interface SyncLogger {
   info (obj: object, msg: string): void
@@ -69,7 +69,7 @@ export class RevocationSync {
       if (this.options.pollWithoutRedis) this.startPolling()
       return
     }
-    const { createRedis, firstReady } = await import('./redis.js')
+    const { createRedis, firstReady } = await import('../redis.js')
     index.onAdd((sessionId, expiresAt) => { this.publish(redis.publisher, redis.channel, { session_id: sessionId, expires_at: expiresAt }) })
     redis.publisher.on('ready', () => { this.flush(redis.publisher, redis.channel) })
     const subscriber = createRedis(redis.url, {
@@ -110,9 +110,9 @@ export class RevocationSync {
 
   private async read (): Promise<void> {
     const rows = await this.options.source.listSince(new Date(this.since - OVERLAP_MS).toISOString())
-    for (const row of rows) {
-      this.options.index.learn(row.session_id, Date.parse(row.expires_at))
-      this.since = Math.max(this.since, Date.parse(row.revoked_at))
+    for (const revocation of rows) {
+      this.options.index.learn(revocation.sessionId, Date.parse(revocation.expiresAt))
+      this.since = Math.max(this.since, Date.parse(revocation.revokedAt))
     }
   }
 
