@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import { addRules } from '../schemas/rules.js'
+import { addRules } from '../src/validation/index.js'
 
 /**
  * Ajv's options, decided on purpose (SPEC §5): every error is reported (every string and array

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { dive, omitEmpty, required } from '../schemas/rules.js'
+import { dive, omitEmpty, required } from '../schemas/rule-wrappers.js'
 import { build, type TestContext } from './helper.js'
 
 /*

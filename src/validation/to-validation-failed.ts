@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv'
-import { MESSAGES, ruleOf } from '../schemas/rules.js'
-import { ValidationFailed, type ValidationDetail } from './errors.js'
+import { ValidationFailed, type ValidationDetail } from '../errors.js'
+import { MESSAGES, ruleOf } from './messages.js'
 
 const PASSWORD_FIELD = /password/i
 const PASSWORD_FORMAT = /password/
@@ -73,8 +73,8 @@ function stringify (value: unknown): string {
 }
 
 /**
- * Ajv's errors → SPEC §5's `{field: [messages]}`, fields in the schema's order. Every failing
- * rule of every field is kept, except that an absent or blank required value reports only
+ * Ajv's errors → the 422 body's `{field: [messages]}` (docs/api.md), fields in the schema's
+ * order. Every failing rule of every field is kept, except that an absent or blank required value reports only
  * `required`: the other rules have nothing to say about a value that is not there. `schema`
  * (the route's schema for this part) orders the fields and marks password-format fields.
  */
