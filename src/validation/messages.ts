@@ -21,7 +21,8 @@ export const MESSAGES: Record<string, string> = {
   invalid: 'The F field is invalid'
 }
 
-export interface RuleFailure { tag: string, template: string, param?: unknown }
+/** `message`, when set, is a schema's own override (ajv-errors' `errorMessage`), used as written. */
+export interface RuleFailure { tag: string, template: string, param?: unknown, message?: string }
 /** What the failing value is and whether its object lists it as required. */
 export interface FailedAt { value: unknown, required: boolean }
 
@@ -49,7 +50,12 @@ const KEYWORD_RULES: Record<string, (e: ErrorObject, at: FailedAt) => RuleFailur
   additionalProperties: () => ({ tag: 'unknown', template: 'invalid' }),
   // the else branch that failed reports its own rules (omitEmpty); the wrapper adds nothing
   if: () => null,
-  anyOf: () => ({ tag: 'invalid', template: 'invalid' })
+  anyOf: () => ({ tag: 'invalid', template: 'invalid' }),
+  // ajv-errors' override: its own message, under the tag of the rule it replaced
+  errorMessage: (e, at) => {
+    const replaced = (e.params.errors as ErrorObject[]).map((r) => ruleOf(r, at)).find((r) => r !== null)
+    return { tag: replaced?.tag ?? 'invalid', template: 'invalid', message: e.message }
+  }
 }
 
 export function ruleOf (error: ErrorObject, at: FailedAt): RuleFailure | null {
