@@ -22,7 +22,7 @@ export type ErrorResponse = Static<typeof ErrorResponse>
  * OpenAPI document holds it once as a component. The serializer resolves the same reference,
  * and the schema keeps `errors`, so a 422 keeps its field map.
  */
-export function errorRef (status: number): TSchema {
+function errorRef (status: number): TSchema {
   return Type.Unsafe<ErrorResponse>(Type.Ref('ErrorResponse', { description: STATUS_CODES[status] ?? 'Error' }))
 }
 

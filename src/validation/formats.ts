@@ -1,13 +1,14 @@
 import type { FormatDefinition } from 'ajv'
-import { fullFormats } from 'ajv-formats/dist/formats.js'
+import addFormats from 'ajv-formats'
 
 const SPECIALS = /[!@#$%^&*()_+\-=[\]{}|;:,.<>?]/
 const hasClasses = (s: string) => /[A-Z]/.test(s) && /[a-z]/.test(s) && /[0-9]/.test(s) && SPECIALS.test(s)
 /** Lengths count characters (code points), as Ajv's minLength/maxLength do. */
 export const length = (s: string) => [...s].length
 
-const emailPattern = fullFormats.email as RegExp
-const uriFormat = fullFormats.uri as (s: string) => boolean
+// ajv-formats' own full-mode definitions, through its public `get`
+const emailPattern = addFormats.default.get('email') as RegExp
+const uriFormat = addFormats.default.get('uri') as (s: string) => boolean
 
 /** YYYY-MM-DD naming a day that exists: 2024-02-29 is one, 2025-02-30 is not. */
 function isCalendarDate (s: string): boolean {

@@ -22,9 +22,9 @@ export const MESSAGES: Record<string, string> = {
 }
 
 /** `message`, when set, is a schema's own override (ajv-errors' `errorMessage`), used as written. */
-export interface RuleFailure { tag: string, template: string, param?: unknown, message?: string }
+interface RuleFailure { tag: string, template: string, param?: unknown, message?: string }
 /** What the failing value is and whether its object lists it as required. */
-export interface FailedAt { value: unknown, required: boolean }
+interface FailedAt { value: unknown, required: boolean }
 
 const REQUIRED: RuleFailure = { tag: 'required', template: 'required' }
 const limit = (tag: string, template: string) => (e: ErrorObject): RuleFailure => ({ tag, template, param: e.params.limit })
