@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 
-/** SPEC §5: every error body. `errors` only on 422, `request_id` only on 500. */
+/** Every error body (docs/api.md). `errors` only on 422, `request_id` only on 500. */
 export const ErrorResponse = Type.Object({
   error: Type.String(),
   message: Type.String(),
