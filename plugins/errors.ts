@@ -2,7 +2,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { catalogueCode, errorTitle, MethodNotAllowed, NotFound, ValidationFailed, wwwAuthenticate } from '../src/errors.js'
-import { toValidationFailed } from '../src/validation.js'
+import { toValidationFailed } from '../src/validation/index.js'
 
 /** Fastify's own 4xx errors, renamed into the catalogue's codes. */
 const FASTIFY_CODES: Record<string, string> = {

@@ -5,9 +5,9 @@ import { errorResponses } from '../schemas/errors.js'
 import { CreateUserRequest, UserResponse } from '../schemas/users.js'
 import { REFRESH_COOKIE } from '../plugins/cookies.js'
 import { RegistrationDisabled, TokenMissing, TokenRevoked, ValidationFailed } from '../src/errors.js'
-import { NO_STORE, toTokenResponse, toUserResponse } from '../src/responses.js'
 import type { Claims } from '../src/tokens.js'
 import loginRoute from './login.js'
+import { NO_STORE, toTokenResponse, toUserResponse } from './responses.js'
 
 /** /auth: sign-in, refresh, logout, the current user and self-registration (SPEC §1, §3). */
 const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {

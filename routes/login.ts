@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenResponse } from '../schemas/auth.js'
 import { errorResponses } from '../schemas/errors.js'
-import { NO_STORE, toTokenResponse } from '../src/responses.js'
+import { NO_STORE, toTokenResponse } from './responses.js'
 
 /**
  * POST /login, mounted under /auth and under /api (where it is the one route without a token).

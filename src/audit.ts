@@ -1,21 +1,12 @@
+import type { AuditEventName } from '../schemas/audit.js'
 import { auditEventId, type AuditEntry, type AuditFilter } from './db/audit-events.js'
 import type { Store } from './db/store.js'
 
 /** Where a request came from, for audit lines (never a token or a password). */
 export interface RequestContext { ip: string }
 
-export const AUDIT_EVENTS = [
-  'login_succeeded',
-  'login_failed',
-  'refreshed',
-  'refresh_reuse_detected',
-  'logged_out',
-  'registered',
-  'sessions_revoked',
-  'password_changed'
-] as const
-
-export type AuditEvent = typeof AUDIT_EVENTS[number]
+/** The list is a schema constant (schemas/audit.ts): the API validates the same names the trail writes. */
+export type AuditEvent = AuditEventName
 
 export interface AuditRecord {
   event: AuditEvent

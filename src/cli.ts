@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { ruleFormats } from '../schemas/rules.js'
+import { ruleFormats } from './validation/index.js'
 import { ConfigError, loadConfig } from './config.js'
 import { connect } from './db/store.js'
 import { createServices } from './services/index.js'

@@ -5,8 +5,8 @@ import { AdminCreateUserRequest, UpdateUserRequest, UserListQuery, UserListRespo
 import { NotFound } from '../../src/errors.js'
 import { paginationMeta } from '../../src/pagination.js'
 import type { Claims } from '../../src/tokens.js'
-import { toUserResponse } from '../../src/responses.js'
 import { assertMayGrant } from '../../src/users.js'
+import { toUserResponse } from '../responses.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 const ADMIN = { access: { roles: ['admin'] } }
