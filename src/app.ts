@@ -6,7 +6,7 @@ import configPlugin from '../plugins/config.js'
 import countersPlugin from '../plugins/counters.js'
 import cookiesPlugin from '../plugins/cookies.js'
 import dbPlugin from '../plugins/db.js'
-import errorsPlugin, { clientErrorHandler } from '../plugins/errors.js'
+import errorHandlerPlugin, { clientErrorHandler } from '../plugins/error-handler.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
 import jwtPlugin from '../plugins/jwt.js'
@@ -58,7 +58,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
 
   await app.register(configPlugin, { config })
   await app.register(validationPlugin)
-  await app.register(errorsPlugin)
+  await app.register(errorHandlerPlugin)
   await app.register(securityPlugin)
   await app.register(countersPlugin)
   await app.register(rateLimitPlugin)
