@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { LogoutQuery, RefreshRequest, TokenResponse } from '../schemas/auth.js'
 import { errorResponses } from '../schemas/errors.js'
 import { CreateUserRequest, UserResponse } from '../schemas/users.js'
-import { REFRESH_COOKIE } from '../plugins/cookies.js'
+import { readAccessCredential, REFRESH_COOKIE } from '../src/credentials.js'
 import { RegistrationDisabled, TokenMissing, TokenRevoked, ValidationFailed } from '../src/errors.js'
 import { NO_STORE, toTokenResponse, toUserResponse } from '../src/responses.js'
 import type { Claims } from '../src/tokens.js'
@@ -20,7 +20,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const fromCookie = request.cookies[REFRESH_COOKIE]
     if (fromCookie === undefined) return undefined
     // SPEC §3: a request with a Bearer header is not subject to the check (no form can send one)
-    if (!/^bearer/i.test(request.headers.authorization ?? '')) fastify.assertTrustedOrigin(request)
+    if (readAccessCredential(request)?.source !== 'bearer') fastify.assertTrustedOrigin(request)
     return { token: fromCookie, fromCookie: true }
   }
 
@@ -56,8 +56,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     let claims: Claims | undefined
     try {
       const presented = refreshTokenOf(request, request.body)
-      if (presented !== undefined) claims = sessions.verifyRefresh(presented.token)
-      else if (request.headers.authorization !== undefined || request.cookies.access_token !== undefined) claims = fastify.authenticate(request)
+      claims = presented !== undefined ? sessions.verifyRefresh(presented.token) : fastify.verifiedClaimsOf(request)
     } catch (err) {
       // signing out of a session that is already over has succeeded
       if (!(err instanceof TokenRevoked && scope === 'local')) throw err

@@ -1,0 +1,31 @@
+import t from 'tap'
+import { bearerToken, readAccessCredential, type CredentialCarrier } from '../src/credentials.js'
+
+function request (authorization?: string, cookie?: string): CredentialCarrier {
+  return { headers: authorization === undefined ? {} : { authorization }, cookies: cookie === undefined ? {} : { access_token: cookie } }
+}
+
+t.test('the Bearer header is read before the cookie, and a malformed one never falls back to it', async (t) => {
+  t.same(readAccessCredential(request('Bearer abc.def.ghi', 'from-cookie')), { source: 'bearer', token: 'abc.def.ghi' })
+  t.same(readAccessCredential(request('Bearer', 'from-cookie')), { source: 'bearer', token: undefined })
+  t.same(readAccessCredential(request(undefined, 'from-cookie')), { source: 'cookie', token: 'from-cookie' })
+  t.same(readAccessCredential(request('Basic dXNlcjpwYXNz', 'from-cookie')), { source: 'cookie', token: 'from-cookie' }, 'another scheme counts as none')
+  t.equal(readAccessCredential(request('Basic dXNlcjpwYXNz')), undefined)
+  t.equal(readAccessCredential(request()), undefined)
+})
+
+t.test('bearerToken reads the RFC 6750 form: the scheme in any case, one or more spaces, one token', async (t) => {
+  for (const [header, token] of [
+    ['Bearer abc.DEF-ghi_jkl', 'abc.DEF-ghi_jkl'],
+    ['bearer abc', 'abc'],
+    ['BEARER abc', 'abc'],
+    ['Bearer    abc', 'abc'],
+    ['Bearer abc  ', 'abc'],
+    ['Bearer a+b/c~d==', 'a+b/c~d==']
+  ] as const) {
+    t.equal(bearerToken(header), token, JSON.stringify(header))
+  }
+  for (const header of ['Bearer', 'Bearer ', 'Bearer    ', 'Bearerabc', 'Bearer\tabc', 'Bearer a b', 'Bearer a\tb', 'Basic abc', ' Bearer abc', 'Token abc']) {
+    t.equal(bearerToken(header), undefined, JSON.stringify(header))
+  }
+})
