@@ -2,16 +2,40 @@
 export const ACCESS_COOKIE = 'access_token'
 export const REFRESH_COOKIE = 'refresh_token'
 
-const BEARER = /^Bearer +(\S*) *$/i
+const SCHEME = 'bearer'
+const SPACE = 0x20
+const EQUALS = 0x3d
 
-/** True when the Authorization header names the Bearer scheme, well-formed or not. */
+/** True when the Authorization header names the Bearer scheme (any case), well-formed or not. */
 function hasBearerScheme (header: string): boolean {
-  return /^bearer/i.test(header)
+  if (header.length < SCHEME.length) return false
+  // | 0x20 lower-cases an ASCII letter; SCHEME is all letters, so nothing else can compare equal
+  for (let i = 0; i < SCHEME.length; i++) if ((header.charCodeAt(i) | 0x20) !== SCHEME.charCodeAt(i)) return false
+  return true
 }
 
-/** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1), else undefined. */
+/** RFC 6750 b64token characters: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" (then "=" padding). */
+function isTokenChar (c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) ||
+    c === 0x2d || c === 0x2e || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x2f
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1: the scheme in any case,
+ * one or more spaces, a b64token; trailing spaces allowed), else undefined. One pass over the
+ * header and no regex: the header is client input up to 16 KiB, and a regex with adjacent
+ * quantifiers over spaces (`/^Bearer +(\S*) *$/`) backtracks quadratically on `Bearer` + spaces + `a b`.
+ */
 export function bearerToken (header: string): string | undefined {
-  return BEARER.exec(header)?.[1] || undefined
+  if (!hasBearerScheme(header) || header.charCodeAt(SCHEME.length) !== SPACE) return undefined
+  let start = SCHEME.length
+  while (header.charCodeAt(start) === SPACE) start++
+  let end = start
+  while (end < header.length && isTokenChar(header.charCodeAt(end))) end++
+  if (end === start) return undefined
+  while (header.charCodeAt(end) === EQUALS) end++
+  for (let i = end; i < header.length; i++) if (header.charCodeAt(i) !== SPACE) return undefined
+  return header.slice(start, end)
 }
 
 /**

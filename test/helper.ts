@@ -227,3 +227,24 @@ export function authHeader (token: string): { authorization: string } {
 export function cookieOf (response: LightMyRequestResponse, name: string): { value: string, [key: string]: unknown } | undefined {
   return response.cookies.find((c) => c.name === name) as { value: string } | undefined
 }
+
+/**
+ * Every string a regex runs on while `fn` runs: RegExp#test and String#match, replace and split
+ * all call RegExp#exec, so wrapping it sees them all. Restored before any assertion runs.
+ */
+export async function regexInputsDuring (fn: () => unknown): Promise<string[]> {
+  const exec = RegExp.prototype.exec
+  const inputs: string[] = []
+  // eslint-disable-next-line no-extend-native -- a probe for the length of fn, restored below
+  RegExp.prototype.exec = function (this: RegExp, input: string) {
+    inputs.push(String(input))
+    return exec.call(this, input)
+  }
+  try {
+    await fn()
+  } finally {
+    // eslint-disable-next-line no-extend-native -- the original, put back
+    RegExp.prototype.exec = exec
+  }
+  return inputs
+}
