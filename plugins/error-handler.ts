@@ -78,7 +78,8 @@ export function clientErrorHandler (this: FastifyInstance, err: NodeJS.ErrnoExce
   const { status, message } = catalogueEntry(code)
   const title = titleOf(code, status)
   const body = JSON.stringify({ error: title, message, code })
-  this.log.debug({ err }, 'client error')
+  // code and message only: Node's error also holds `rawPacket`, the request's bytes, cookies and Authorization included
+  this.log.debug({ code: err.code, message: err.message }, 'client error')
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${title}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`)
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
@@ -247,4 +248,17 @@ export async function regexInputsDuring (fn: () => unknown): Promise<string[]> {
     RegExp.prototype.exec = exec
   }
   return inputs
+}
+
+/** Sends raw bytes over a real socket to a listening app: the point is what Node's parser does before Fastify. */
+export async function rawRequest (app: FastifyInstance, text: string): Promise<string> {
+  const { port } = app.server.address() as { port: number }
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.end(text) })
+    let received = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { received += chunk })
+    socket.on('close', () => { resolve(received) })
+    socket.on('error', reject)
+  })
 }

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import configPlugin from '../../plugins/config.js'
 import errorHandlerPlugin from '../../plugins/error-handler.js'
 import { catalogueCode, RateLimited, TokenExpired, ValidationFailed } from '../../src/errors.js'
-import { testConfig } from '../helper.js'
+import { buildFrom, rawRequest, testConfig } from '../helper.js'
 
 /** The error handler alone, on a bare Fastify, with one route throwing what the test gives it. */
 async function appThrowing (t: Test, error: unknown) {
@@ -63,4 +63,20 @@ t.test('any other 4xx is bad_request with its status; anything else is a 500 wit
   const body = failure.json()
   t.same(body, { error: 'Internal Server Error', message: 'An unexpected error occurred', code: 'internal_error', request_id: body.request_id })
   t.type(body.request_id, 'string')
+})
+
+t.test('at LOG_LEVEL=debug a request Node refuses is logged without its bytes: no cookie, no Authorization', async (t) => {
+  const lines: string[] = []
+  const app = await buildFrom(t, testConfig(t, { LOG_LEVEL: 'debug' }), { logStream: { write: (line) => { lines.push(line) } } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const answer = await rawRequest(app, 'GET /health HTTP/1.1\r\nHost: localhost\r\nCookie: access_token=cookie-secret-value\r\nAuthorization: Bearer header-secret-value\r\nX Bad: a\r\n\r\n')
+  t.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/)
+  const log = lines.join('')
+  const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((record) => record.msg === 'client error')
+  t.match(line, { level: 20, code: 'HPE_INVALID_HEADER_TOKEN' }, 'the refusal is logged, with its code')
+  // as text, and as the JSON byte array pino writes for a Buffer such as Node's `rawPacket`
+  for (const secret of ['cookie-secret-value', 'header-secret-value']) {
+    t.notOk(log.includes(secret), `${secret} is not in the log as text`)
+    t.notOk(log.includes([...Buffer.from(secret)].join(',')), `${secret} is not in the log as bytes`)
+  }
 })
