@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import {
   catalogueCode, catalogueEntry, DETAIL, MethodNotAllowed, NotFound, RateLimited, ValidationFailed, type ErrorCode
 } from '../src/errors.js'
+import { IdParams } from '../schemas/common.js'
 import { toValidationFailed } from '../src/validation.js'
 
 /** Errors raised by Fastify, its plugins and Node's HTTP parser, as the catalogue codes they answer. */
@@ -14,7 +15,6 @@ const FOREIGN_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
   // from the router, through `frameworkErrors` in buildApp: the default message echoes the path
   FST_ERR_BAD_URL: 'bad_request',
-  FST_ERR_MAX_PARAM_LENGTH: 'bad_request',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
   FST_UNDER_PRESSURE: 'service_unavailable',
@@ -94,6 +94,19 @@ export function clientErrorHandler (this: FastifyInstance, err: NodeJS.ErrnoExce
  */
 export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
   const withDetails = fastify.config.validationErrorDetails
+  const validateIdParams = fastify.validatorCompiler?.({ schema: IdParams, method: 'GET', url: '', httpPart: 'params' })
+
+  /**
+   * The router refuses a path parameter past its bound (maxParamLength, 100) before any route is
+   * found. Every path parameter of this API is a UUID `id`, so the longest segment is validated as
+   * one and answered as any other malformed id: 422 naming `id`, not 414 for a short URI.
+   */
+  function overLongId (request: FastifyRequest): ValidationFailed | undefined {
+    const segments = (request.url.split('?', 1)[0] ?? '').split('/')
+    const id = segments.reduce((longest, segment) => (segment.length > longest.length ? segment : longest), '')
+    if (validateIdParams === undefined || validateIdParams({ id }) === true) return undefined
+    return toValidationFailed((validateIdParams.errors ?? []) as never, 'params', { id }, withDetails, IdParams)
+  }
 
   function send (reply: FastifyReply, status: number, body: ErrorBody) {
     const challenge = status === 401 ? wwwAuthenticate(body.code as ErrorCode, body.message) : undefined
@@ -107,6 +120,8 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
       const data = part === 'body' ? request.body : part === 'querystring' ? request.query : request.params
       const schema = (request.routeOptions.schema as Record<string, unknown> | undefined)?.[part]
       error = toValidationFailed(error.validation as never, part, data, withDetails, schema)
+    } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      error = overLongId(request) ?? error
     }
     const answer = answerOf(error)
     if (answer === undefined) {

@@ -352,6 +352,6 @@ t.test('a malformed URL escape or an over-long path parameter gets an ErrorRespo
     t.same(res.json(), MALFORMED)
   }
   const long = await app.inject({ method: 'GET', url: `/api/users/${'a'.repeat(101)}`, headers: authHeader(token) })
-  t.equal(long.statusCode, 414)
-  t.same(long.json(), { error: 'URI Too Long', message: 'The request is malformed', code: 'bad_request' })
+  t.equal(long.statusCode, 422)
+  t.same(long.json(), { error: 'Validation failed', message: 'The given data was invalid', code: 'validation_failed', errors: { id: ['The id field must not exceed 36 characters', 'The id field is invalid'] } })
 })
