@@ -5,7 +5,7 @@ import { errorResponses } from '../schemas/errors.js'
 import { CreateUserRequest, UserResponse } from '../schemas/users.js'
 import { readAccessCredential, REFRESH_COOKIE } from '../src/credentials.js'
 import { RegistrationDisabled, TokenMissing, TokenRevoked, ValidationFailed } from '../src/errors.js'
-import { NO_STORE, toTokenResponse, toUserResponse } from '../src/responses.js'
+import { toTokenResponse, toUserResponse } from '../src/responses.js'
 import type { Claims } from '../src/tokens.js'
 import loginRoute from './login.js'
 
@@ -33,13 +33,12 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: RefreshRequest,
       response: { 200: TokenResponse, ...errorResponses(400, 401, 403, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.refresh }
+    config: { rateLimit: fastify.rateLimits.refresh, noStore: true }
   }, async (request, reply) => {
     const presented = refreshTokenOf(request, request.body)
     if (presented === undefined) throw new ValidationFailed({ refresh_token: ['The refresh_token field is required'] })
     const pair = await sessions.refresh(presented.token, { ip: request.ip })
     if (presented.fromCookie) reply.setAuthCookies(pair)
-    reply.headers(NO_STORE)
     return toTokenResponse(pair)
   })
 
@@ -73,6 +72,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       security: [{ bearerAuth: [] }, { cookieAuth: [] }],
       response: { 200: UserResponse, ...errorResponses(401) }
     },
+    config: { noStore: true },
     // the /api guard, outside /api: no access declared, so any valid access token passes
     onRequest: fastify.apiGuard
   }, async (request) => {
@@ -88,13 +88,13 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: CreateUserRequest,
       response: { 201: TokenResponse, ...errorResponses(400, 403, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.login },
+    config: { rateLimit: fastify.rateLimits.login, noStore: true },
     // refused before the body is read: disabled means 403 whatever the body
     onRequest: (_request, _reply, done) => { done(config.enableRegister ? undefined : new RegistrationDisabled()) }
   }, async (request, reply) => {
     const { email, password, name, age } = request.body
     const pair = await fastify.auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip })
-    return reply.code(201).headers(NO_STORE).send(toTokenResponse(pair))
+    return reply.code(201).send(toTokenResponse(pair))
   })
 }
 

@@ -11,6 +11,7 @@ import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
 import jwtPlugin from '../plugins/jwt.js'
 import metricsPlugin from '../plugins/metrics.js'
+import noStorePlugin from '../plugins/no-store.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 import securityPlugin from '../plugins/security.js'
 import openapiPlugin from '../plugins/openapi.js'
@@ -63,6 +64,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(countersPlugin)
   await app.register(rateLimitPlugin)
   await app.register(jsonBodyPlugin)
+  await app.register(noStorePlugin)
   if (config.corsOrigins.length > 0) {
     // the headers a client of this API sends, listed: by default the plugin reflects whatever a preflight asks for
     await app.register(fastifyCors, { origin: config.corsOrigins, credentials: true, allowedHeaders: ['Authorization', 'Content-Type'] })

@@ -3,9 +3,6 @@ import type { UserResponse } from '../schemas/users.js'
 import type { User } from './db/users.js'
 import type { TokenPair } from './sessions.js'
 
-/** RFC 6749 §5.1: a response carrying tokens must not be cached. */
-export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
-
 /** The API's shapes of the domain objects; the response schemas then filter them. */
 export function toUserResponse (user: User): UserResponse {
   return {
