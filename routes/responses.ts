@@ -4,13 +4,10 @@ import type { User } from '../src/db/users.js'
 import type { TokenPair } from '../src/sessions.js'
 
 /*
- * How the routes shape domain objects into HTTP responses: the API's snake_case bodies and the
- * no-store headers of a token response. HTTP concerns, so they sit with the routes and not in
- * the framework-free src/. Not a route module: src/app.ts registers routes by name.
+ * How the routes shape domain objects into HTTP responses: the API's snake_case bodies. An
+ * HTTP concern, so it sits with the routes and not in the framework-free src/. Not a route
+ * module: src/app.ts registers routes by name.
  */
-
-/** RFC 6749 §5.1: a response carrying tokens must not be cached. */
-export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
 
 /** The API's shapes of the domain objects; the response schemas then filter them. */
 export function toUserResponse (user: User): UserResponse {

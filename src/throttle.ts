@@ -51,8 +51,8 @@ export class MemoryCounterStore implements CounterStore {
 }
 
 /** A 429 that tells the client when to come back. */
-export function rateLimited (retryAfterSeconds: number): Error {
-  return Object.assign(new RateLimited(), { retryAfter: Math.max(1, Math.ceil(retryAfterSeconds)) })
+export function rateLimited (retryAfterSeconds: number): RateLimited {
+  return new RateLimited(retryAfterSeconds)
 }
 
 /**
