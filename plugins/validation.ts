@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import { addRules } from '../schemas/rules.js'
+import { addRules } from '../src/validation/index.js'
 
 /**
- * Ajv's options, decided on purpose (SPEC §5): every error is reported (every string and array
- * is bounded, so that stays cheap), unknown properties are refused rather than stripped, and
- * types are coerced in the query string and path only, never in a body.
+ * Ajv's options, decided on purpose (docs/validation.md): every error is reported (every string
+ * and array is bounded, so that stays cheap, and ajv-errors' `errorMessage` overrides require
+ * it), unknown properties are refused rather than stripped, and types are coerced in the query
+ * string and path only, never in a body.
  */
 export default fp(async function validationPlugin (fastify: FastifyInstance) {
   const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: true, strictTypes: false }

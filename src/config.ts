@@ -1,65 +1,167 @@
-import { randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import { ConfigError } from './config-error.js'
+import { resolveSecret } from './jwt-secret.js'
+import { parseTrustProxy } from './trust-proxy.js'
 
-const Duration = Type.String({ pattern: '^[0-9]+[smhd]?$', maxLength: 16 })
-const Bool = Type.Boolean({ default: false })
-const Rate = Type.String({ pattern: '^[0-9]+/[smh]$', maxLength: 16 })
+const Duration = { pattern: '^[0-9]+[smhd]?$', maxLength: 16 }
+const Rate = { pattern: '^[0-9]+/[smh]$', maxLength: 16 }
 const RoleList = Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}(,[a-z][a-z0-9_-]{0,31})*$', maxLength: 1024 })
 
-/** Every setting of SPEC §7 (and the few the issues add); the type is derived, never hand-written. */
+const flag = (description: string) => Type.Boolean({ default: false, description })
+const duration = (value: string, description: string) =>
+  Type.String({ ...Duration, default: value, description: `${description}. Seconds, or a number with \`s\`, \`m\`, \`h\` or \`d\`` })
+const rate = (value: string, description: string) =>
+  Type.String({ ...Rate, default: value, description: `${description}. Written \`<count>/<s|m|h>\`` })
+
+/**
+ * Every setting, each with the description that docs/operations.md and .env.example are generated
+ * from (`npm run docs:config`); the Config type is derived from it, never hand-written.
+ */
 export const ConfigSchema = Type.Object({
-  APP_ENV: Type.Union([Type.Literal('development'), Type.Literal('production')], { default: 'development' }),
-  JWT_SECRET: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-  JWT_ISSUER: Type.String({ default: 'gatehouse', minLength: 1, maxLength: 256 }),
-  ENABLE_REGISTER: Bool,
-  DATA_DIR: Type.String({ default: './data', minLength: 1 }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^(sqlite:|postgres(ql)?://)', maxLength: 4096 })),
-  // PostgreSQL connections per process; instances × this must stay under the server's max_connections
-  DATABASE_POOL_MAX: Type.Integer({ default: 10, minimum: 1, maximum: 1000 }),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', maxLength: 4096 })),
-  // namespaces every key and channel, so deployments (or test runs) can share one Redis
-  REDIS_PREFIX: Type.String({ default: 'gatehouse:', pattern: '^[A-Za-z0-9:_.-]{1,64}$' }),
-  // ms between catch-up reads of new revocations when no Redis broadcasts them; 0 = never
-  REVOCATION_POLL_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60000 })),
-  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
-  HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
-  // processes sharing PORT (node:cluster); more than one needs nothing else on SQLite or PostgreSQL
-  WORKERS: Type.Integer({ default: 1, minimum: 1, maximum: 64 }),
-  ACCESS_TOKEN_TTL: Type.String({ ...Duration, default: '15m' }),
-  REFRESH_TOKEN_TTL: Type.String({ ...Duration, default: '7d' }),
-  REFRESH_REUSE_INTERVAL: Type.String({ ...Duration, default: '10s' }),
-  LOGIN_MAX_FAILURES: Type.Integer({ default: 5, minimum: 1 }),
-  LOGIN_FAILURE_WINDOW: Type.String({ ...Duration, default: '15m' }),
-  LOGIN_ACCOUNT_MAX_FAILURES: Type.Integer({ default: 50, minimum: 1, description: 'Failed sign-ins for one account from addresses it has not signed in from lately, whatever the address, before those addresses get 429 until LOGIN_ACCOUNT_FAILURE_WINDOW passes' }),
-  LOGIN_ACCOUNT_FAILURE_WINDOW: Type.String({ ...Duration, default: '1h', description: 'The window LOGIN_ACCOUNT_MAX_FAILURES is counted in' }),
-  IPV6_SUBNET_PREFIX: Type.Integer({ default: 64, minimum: 1, maximum: 128, description: 'Per-address limits count an IPv6 client by this many leading bits of its address (one subscriber holds a whole /64)' }),
-  LOGIN_RATE_LIMIT: Type.String({ ...Rate, default: '60/m' }),
-  REFRESH_RATE_LIMIT: Type.String({ ...Rate, default: '120/m' }),
-  // off, a hop count, or a comma-separated list of proxy addresses/CIDRs; `true` (trust anyone) is refused
-  TRUST_PROXY: Type.String({ default: 'false', pattern: '^(false|[0-9]+|[0-9a-fA-F:.,/ ]+)$', maxLength: 1024 }),
-  REQUEST_TIMEOUT: Type.String({ ...Duration, default: '30s' }),
-  // event-loop delay (ms) past which requests are shed with 503 + Retry-After; 0 turns shedding off
-  MAX_EVENT_LOOP_DELAY: Type.Integer({ default: 1000, minimum: 0, maximum: 60000 }),
-  ADMIN_EMAIL: Type.Optional(Type.String({ pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 })),
-  ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 1024 })),
-  VALIDATION_ERROR_DETAILS: Bool,
-  DEFAULT_ROLES: Type.String({ ...RoleList, default: 'user' }),
-  CORS_ORIGINS: Type.Optional(Type.String({ maxLength: 4096 })),
-  BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024, maximum: 10485760 }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
-  LOG_REQUESTS: Bool,
-  // OWASP's argon2id minimum: m=19 MiB, t=2, p=1. Tests lower these; it stays argon2id.
-  ARGON2_MEMORY_COST: Type.Integer({ default: 19456, minimum: 8, maximum: 4194304 }),
-  ARGON2_TIME_COST: Type.Integer({ default: 2, minimum: 1, maximum: 100 }),
-  ARGON2_PARALLELISM: Type.Integer({ default: 1, minimum: 1, maximum: 16 }),
-  // Bound on fast-jwt's cache of verified access tokens (entries never outlive their token's exp).
-  TOKEN_CACHE_SIZE: Type.Integer({ default: 10000, minimum: 0, maximum: 1000000 }),
-  // GET /metrics (Prometheus) is served only when enabled, and only to a bearer of METRICS_TOKEN
-  METRICS_ENABLED: Bool,
-  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16, maxLength: 1024 }))
+  APP_ENV: Type.Union([Type.Literal('development'), Type.Literal('production')], {
+    default: 'development',
+    description: '`production` requires a strong `JWT_SECRET` and sets `Secure` on cookies and HSTS on answers'
+  }),
+  JWT_SECRET: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description: 'the HS256 signing key: at least 32 bytes, and in production at least 8 distinct characters ' +
+      '(`openssl rand -base64 48`). Unset in development: a key is generated once into `DATA_DIR/jwt-secret` ' +
+      '(mode 0600, exactly the key), with a warning; unset in production: the server refuses to start'
+  })),
+  JWT_ISSUER: Type.String({ default: 'gatehouse', minLength: 1, maxLength: 256, description: 'the `iss` claim signed and required' }),
+  ENABLE_REGISTER: flag('`true` enables `POST /auth/register`'),
+  DATA_DIR: Type.String({
+    default: './data',
+    minLength: 1,
+    description: 'where the default SQLite file and the development secret live; created with mode 0700'
+  }),
+  DATABASE_URL: Type.Optional(Type.String({
+    pattern: '^(sqlite:|postgres(ql)?://)',
+    maxLength: 4096,
+    examples: ['postgres://gatehouse:password@db.internal:5432/gatehouse'],
+    description: '`sqlite:<path>` (files mode 0600), `sqlite::memory:` or `postgres://…`; unset: `sqlite:<DATA_DIR>/gatehouse.db`'
+  })),
+  DATABASE_POOL_MAX: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 1000,
+    description: 'PostgreSQL connections per process: instances × `WORKERS` × this must stay under the server\'s `max_connections`'
+  }),
+  REDIS_URL: Type.Optional(Type.String({
+    pattern: '^rediss?://',
+    maxLength: 4096,
+    examples: ['redis://redis.internal:6379'],
+    description: '`redis://…` or `rediss://…`: rate-limit counters and the revocation broadcast shared between instances'
+  })),
+  REDIS_PREFIX: Type.String({
+    default: 'gatehouse:',
+    pattern: '^[A-Za-z0-9:_.-]{1,64}$',
+    description: 'prefix of every Redis key and of the revocation channel, so several deployments (or test runs) can share one Redis'
+  }),
+  REVOCATION_POLL_MS: Type.Optional(Type.Integer({
+    minimum: 0,
+    maximum: 60000,
+    description: 'milliseconds between reads of new revocations from the database when no Redis carries them: ' +
+      'unset means 250 on PostgreSQL or with `WORKERS` > 1, none for one process on SQLite; `0` never polls'
+  })),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'the TCP port to listen on' }),
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'the address to listen on (`0.0.0.0` for every interface)' }),
+  WORKERS: Type.Integer({
+    default: 1,
+    minimum: 1,
+    maximum: 64,
+    description: 'worker processes (node:cluster) sharing `PORT`; more than one needs nothing else on SQLite or PostgreSQL'
+  }),
+  ACCESS_TOKEN_TTL: duration('15m', 'lifetime of an access token'),
+  REFRESH_TOKEN_TTL: duration('7d', 'lifetime of a refresh token; longer than `ACCESS_TOKEN_TTL`'),
+  REFRESH_REUSE_INTERVAL: duration('10s', 'grace interval in which the refresh token just spent may be presented again (two tabs racing)'),
+  LOGIN_MAX_FAILURES: Type.Integer({
+    default: 5,
+    minimum: 1,
+    description: 'failed sign-ins for one email from one address within `LOGIN_FAILURE_WINDOW` after which ' +
+      'that pair gets 429 (even with the right password) until the window passes; a success resets the count'
+  }),
+  LOGIN_FAILURE_WINDOW: duration('15m', 'the window of `LOGIN_MAX_FAILURES`'),
+  LOGIN_ACCOUNT_MAX_FAILURES: Type.Integer({
+    default: 50,
+    minimum: 1,
+    description: 'failed sign-ins for one account within `LOGIN_ACCOUNT_FAILURE_WINDOW`, whatever the address, after which ' +
+      'every address the account has not signed in from in the last 30 days gets 429 until the window passes'
+  }),
+  LOGIN_ACCOUNT_FAILURE_WINDOW: duration('1h', 'the window of `LOGIN_ACCOUNT_MAX_FAILURES`'),
+  IPV6_SUBNET_PREFIX: Type.Integer({
+    default: 64,
+    minimum: 1,
+    maximum: 128,
+    description: 'per-address limits (`LOGIN_MAX_FAILURES`, `LOGIN_RATE_LIMIT`, `REFRESH_RATE_LIMIT`) count an IPv6 client ' +
+      'by this many leading bits of its address, since one subscriber usually holds a whole /64'
+  }),
+  LOGIN_RATE_LIMIT: rate('60/m', 'sign-in attempts per client address whatever the email; register and change-password count against it too'),
+  REFRESH_RATE_LIMIT: rate('120/m', 'refresh attempts per client address'),
+  TRUST_PROXY: Type.String({
+    default: 'false',
+    pattern: '^(false|[0-9]+|[0-9a-fA-F:.,/ ]+)$',
+    maxLength: 1024,
+    description: 'whether `X-Forwarded-For` is believed: `false`, a hop count, or a comma-separated list of proxy ' +
+      'addresses and networks. `true`, `/0` and lists that together cover every address are refused'
+  }),
+  REQUEST_TIMEOUT: duration('30s', 'a whole request (and an idle connection) is cut after this; headers must arrive within 10 s'),
+  MAX_EVENT_LOOP_DELAY: Type.Integer({
+    default: 1000,
+    minimum: 0,
+    maximum: 60000,
+    description: 'milliseconds of mean event-loop delay past which requests are shed with 503 `service_unavailable` ' +
+      'and `Retry-After: 10`; `0` turns shedding off'
+  }),
+  ADMIN_EMAIL: Type.Optional(Type.String({
+    pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$',
+    maxLength: 254,
+    examples: ['admin@example.com'],
+    description: 'with `ADMIN_PASSWORD`: a superuser (roles `admin`, name `Administrator`) with this email is created ' +
+      'at start when missing — exactly one, even when several processes start at once. An address an ordinary account ' +
+      'already holds is never promoted: the start creates no superuser and logs a warning'
+  })),
+  ADMIN_PASSWORD: Type.Optional(Type.String({
+    minLength: 8,
+    maxLength: 1024,
+    description: 'the password of the `ADMIN_EMAIL` superuser; required when `ADMIN_EMAIL` is set'
+  })),
+  VALIDATION_ERROR_DETAILS: flag('`true` adds `details: [{field, tag, value, message}]` to 422 bodies'),
+  DEFAULT_ROLES: Type.String({ ...RoleList, default: 'user', description: 'comma-separated roles given to new users' }),
+  CORS_ORIGINS: Type.Optional(Type.String({
+    maxLength: 4096,
+    examples: ['https://app.example.com'],
+    description: 'comma-separated browser origins allowed by CORS (credentials allowed) and trusted by the CSRF check'
+  })),
+  BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024, maximum: 10485760, description: 'largest request body in bytes; larger is 413' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
+    default: 'info',
+    description: 'the least severe log level written'
+  }),
+  LOG_REQUESTS: flag('`true` writes one line per request; audit and error lines are written regardless'),
+  ARGON2_MEMORY_COST: Type.Integer({
+    default: 19456,
+    minimum: 8,
+    maximum: 4194304,
+    description: 'argon2id memory in KiB (OWASP\'s minimum is 19 MiB); lower values weaken every stored hash'
+  }),
+  ARGON2_TIME_COST: Type.Integer({ default: 2, minimum: 1, maximum: 100, description: 'argon2id iterations (OWASP\'s minimum: 2)' }),
+  ARGON2_PARALLELISM: Type.Integer({ default: 1, minimum: 1, maximum: 16, description: 'argon2id lanes (OWASP\'s minimum: 1)' }),
+  TOKEN_CACHE_SIZE: Type.Integer({
+    default: 10000,
+    minimum: 0,
+    maximum: 1000000,
+    description: 'bound of the verified-token cache, whose entries never outlive their token\'s `exp`; `0` disables it'
+  }),
+  METRICS_ENABLED: flag('`true` serves Prometheus metrics at `GET /metrics` to a bearer of `METRICS_TOKEN`; off, that path is an unknown route (404)'),
+  METRICS_TOKEN: Type.Optional(Type.String({
+    minLength: 16,
+    maxLength: 1024,
+    description: 'the Bearer token a scraper presents at `/metrics`; required (at least 16 characters) when `METRICS_ENABLED=true`'
+  }))
 })
 type RawConfig = Static<typeof ConfigSchema>
 
@@ -104,7 +206,7 @@ export interface Config {
   metrics: { token: string } | undefined
 }
 
-export class ConfigError extends Error {}
+export { ConfigError }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 }
 
@@ -190,12 +292,6 @@ function metricsSettings (raw: RawConfig): Config['metrics'] {
   return { token: raw.METRICS_TOKEN }
 }
 
-function parseTrustProxy (value: string): false | number | string {
-  if (value === 'false') return false
-  if (/^[0-9]+$/.test(value)) return Number(value)
-  return value.split(',').map((a) => a.trim()).filter(Boolean).join(',')
-}
-
 function checkDurations (raw: RawConfig) {
   const values = {
     accessTtl: parseDuration(raw.ACCESS_TOKEN_TTL),
@@ -207,32 +303,4 @@ function checkDurations (raw: RawConfig) {
   if (values.accessTtl < 1) throw new ConfigError('Invalid configuration: ACCESS_TOKEN_TTL must be at least 1s')
   if (values.refreshTtl <= values.accessTtl) throw new ConfigError('Invalid configuration: REFRESH_TOKEN_TTL must be longer than ACCESS_TOKEN_TTL')
   return values
-}
-
-/**
- * Production must be given a secret of at least 32 bytes (RFC 7518 §3.2: an HS256 key is at
- * least as long as the hash). Development generates one once and keeps it, mode 0600, so
- * tokens survive a restart.
- */
-function resolveSecret (secret: string | undefined, production: boolean, dataDir: string): string {
-  if (secret !== undefined) {
-    if (Buffer.byteLength(secret) < 32) throw new ConfigError('Invalid configuration: JWT_SECRET must be at least 32 bytes')
-    return secret
-  }
-  if (production) throw new ConfigError('Invalid configuration: JWT_SECRET is required when APP_ENV=production')
-  const file = join(dataDir, 'jwt-secret')
-  try {
-    return readFileSync(file, 'utf8').trim()
-  } catch {
-    mkdirSync(dataDir, { recursive: true })
-    const generated = randomBytes(48).toString('base64url')
-    try {
-      writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' })
-    } catch {
-      // another process created it first: use theirs so every worker signs with one key
-      return readFileSync(file, 'utf8').trim()
-    }
-    process.emitWarning(`JWT_SECRET is not set: generated a development secret in ${file}. Set JWT_SECRET in production.`)
-    return generated
-  }
 }

@@ -1,5 +1,6 @@
 import { addressGroup } from './address-group.js'
 import { RateLimited } from './errors.js'
+import type { Limiter, ServiceEvents } from './services/events.js'
 
 export interface Counter { count: number, resetAt: number }
 
@@ -73,8 +74,8 @@ export class MemoryCounterStore implements CounterStore {
 }
 
 /** A 429 that tells the client when to come back. */
-export function rateLimited (retryAfterSeconds: number): Error {
-  return Object.assign(new RateLimited(), { retryAfter: Math.max(1, Math.ceil(retryAfterSeconds)) })
+export function rateLimited (retryAfterSeconds: number): RateLimited {
+  return new RateLimited(retryAfterSeconds)
 }
 
 export interface FailureLimits {
@@ -96,7 +97,8 @@ const OWN_ADDRESS_MS = 30 * 86_400_000
  * twice. Per subject and client address (an IPv6 client by its subnet): at `max` within the
  * window that pair is refused, even the right password, so an attacker elsewhere cannot lock a
  * user out of their own address. And per subject across addresses (`accountMax`), so a guesser
- * spread over many addresses is stopped too.
+ * spread over many addresses is stopped too. A refusal is reported as a `throttled` event under
+ * the throttle's name.
  *
  * The account ceiling's trade-off: once it is reached, an address the subject succeeded from in
  * the last 30 days still gets in (its failures never count towards the ceiling; only its own
@@ -115,6 +117,8 @@ export class FailureThrottle {
   constructor (
     private readonly store: CounterStore,
     private readonly limits: FailureLimits,
+    readonly name: Limiter,
+    private readonly events?: ServiceEvents,
     /** the subjects' own addresses; a store of their own, so a flood of counters cannot evict them */
     private readonly owned: CounterStore = store
   ) {}
@@ -140,9 +144,12 @@ export class FailureThrottle {
     return result
   }
 
-  async reserve (key: string, max: number, windowMs: number): Promise<void> {
+  private async reserve (key: string, max: number, windowMs: number): Promise<void> {
     const counter = await this.store.reserve(key, max, windowMs)
-    if (!counter.allowed) throw rateLimited((counter.resetAt - Date.now()) / 1000)
+    if (!counter.allowed) {
+      this.events?.emit('throttled', { limiter: this.name })
+      throw rateLimited((counter.resetAt - Date.now()) / 1000)
+    }
   }
 
   private async succeeded (pair: string, account: string | undefined): Promise<void> {

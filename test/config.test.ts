@@ -21,7 +21,7 @@ function configErrorOf (t: Test, values: Record<string, unknown>): string {
   return ''
 }
 
-t.test('the defaults are those of SPEC §7', async (t) => {
+t.test('the defaults are the documented ones (docs/operations.md)', async (t) => {
   const dir = tempDir(t)
   const config = load({ DATA_DIR: dir, JWT_SECRET: TEST_SECRET })
   t.equal(config.env, 'development')

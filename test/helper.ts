@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
@@ -226,4 +227,38 @@ export function authHeader (token: string): { authorization: string } {
 /** A cookie value from a response's Set-Cookie headers. */
 export function cookieOf (response: LightMyRequestResponse, name: string): { value: string, [key: string]: unknown } | undefined {
   return response.cookies.find((c) => c.name === name) as { value: string } | undefined
+}
+
+/**
+ * Every string a regex runs on while `fn` runs: RegExp#test and String#match, replace and split
+ * all call RegExp#exec, so wrapping it sees them all. Restored before any assertion runs.
+ */
+export async function regexInputsDuring (fn: () => unknown): Promise<string[]> {
+  const exec = RegExp.prototype.exec
+  const inputs: string[] = []
+  // eslint-disable-next-line no-extend-native -- a probe for the length of fn, restored below
+  RegExp.prototype.exec = function (this: RegExp, input: string) {
+    inputs.push(String(input))
+    return exec.call(this, input)
+  }
+  try {
+    await fn()
+  } finally {
+    // eslint-disable-next-line no-extend-native -- the original, put back
+    RegExp.prototype.exec = exec
+  }
+  return inputs
+}
+
+/** Sends raw bytes over a real socket to a listening app: the point is what Node's parser does before Fastify. */
+export async function rawRequest (app: FastifyInstance, text: string): Promise<string> {
+  const { port } = app.server.address() as { port: number }
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.end(text) })
+    let received = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { received += chunk })
+    socket.on('close', () => { resolve(received) })
+    socket.on('error', reject)
+  })
 }

@@ -76,7 +76,7 @@ t.test('a revocation leaves the index once no access token of its session can be
   t.equal(app.revocations.size, 1)
   const live = await app.store.revocations.listLive(new Date().toISOString())
   t.equal(live.length, 1)
-  const expiresAt = Date.parse(live[0]?.expires_at ?? '')
+  const expiresAt = Date.parse(live[0]?.expiresAt ?? '')
   t.ok(expiresAt >= exp * 1000, 'the revocation outlives every access token of the session')
 
   // pruning now keeps it: its access token is still within its lifetime

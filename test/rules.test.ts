@@ -1,11 +1,11 @@
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { dive, omitEmpty, required } from '../schemas/rules.js'
+import { dive, omitEmpty, required } from '../schemas/rule-wrappers.js'
 import { build, type TestContext } from './helper.js'
 
 /*
- * Every planned rule (SPEC §6) proved through HTTP: a test-only route whose TypeBox body uses
+ * Every planned rule (docs/validation.md) proved through HTTP: a test-only route whose TypeBox body uses
  * each rule, registered on the real app before it is ready.
  */
 

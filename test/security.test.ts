@@ -1,8 +1,7 @@
-import { connect } from 'node:net'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import type { PasswordHasher } from '../src/passwords.js'
-import { authHeader, build, createUser, login, PASSWORD } from './helper.js'
+import { authHeader, build, createUser, login, PASSWORD, rawRequest } from './helper.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -173,19 +172,6 @@ t.test('% and _ in an email are literal characters, never wildcards', async (t) 
     t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { email, password: PASSWORD } })).statusCode, 200, email)
   }
 })
-
-/** Sends raw bytes over a real socket: the point is what Node's parser does before Fastify. */
-async function rawRequest (app: FastifyInstance, text: string): Promise<string> {
-  const { port } = app.server.address() as { port: number }
-  return await new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => { socket.end(text) })
-    let received = ''
-    socket.setEncoding('latin1')
-    socket.on('data', (chunk: string) => { received += chunk })
-    socket.on('close', () => { resolve(received) })
-    socket.on('error', reject)
-  })
-}
 
 t.test('a CR or LF inside a header value, an invalid header name or oversized headers are refused by Node with an ErrorResponse', async (t) => {
   const app = await build(t)
@@ -366,6 +352,6 @@ t.test('a malformed URL escape or an over-long path parameter gets an ErrorRespo
     t.same(res.json(), MALFORMED)
   }
   const long = await app.inject({ method: 'GET', url: `/api/users/${'a'.repeat(101)}`, headers: authHeader(token) })
-  t.equal(long.statusCode, 414)
-  t.same(long.json(), { error: 'URI Too Long', message: 'The request is malformed', code: 'bad_request' })
+  t.equal(long.statusCode, 422)
+  t.same(long.json(), { error: 'Validation failed', message: 'The given data was invalid', code: 'validation_failed', errors: { id: ['The id field must not exceed 36 characters', 'The id field is invalid'] } })
 })

@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, fchmodSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import { SqliteAdapter, SqliteDialect } from 'kysely'
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
+import { makePrivateDir } from '../data-dir.js'
 
 const STATEMENT_CACHE_LIMIT = 256
 const BUSY_TIMEOUT_MS = 5000
@@ -45,11 +46,35 @@ class LockingSqliteDialect extends SqliteDialect {
 }
 
 /**
+ * The database holds password hashes and the audit trail: 0600 whatever the umask. SQLite
+ * creates -wal and -shm with the database file's own mode, so the file is made (or, left by an
+ * older version, tightened) before SQLite opens it; leftovers of a crash are tightened too.
+ */
+function makePrivateFiles (path: string): void {
+  const fd = openSync(path, 'a', 0o600)
+  try {
+    fchmodSync(fd, 0o600)
+  } finally {
+    closeSync(fd)
+  }
+  for (const suffix of ['-wal', '-shm']) {
+    try {
+      chmodSync(path + suffix, 0o600)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    }
+  }
+}
+
+/**
  * better-sqlite3 behind Kysely. Kysely prepares every query anew; the queries come from code,
  * so caching the prepared statements by SQL text saves the parse on every request.
  */
 export function createSqliteDialect (path: string): SqliteDialect {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:' && path !== '') {
+    makePrivateDir(dirname(path))
+    makePrivateFiles(path)
+  }
   const db = new BetterSqlite3(path)
   db.pragma('journal_mode = WAL')
   db.pragma('foreign_keys = ON')

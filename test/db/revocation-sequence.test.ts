@@ -16,7 +16,7 @@ t.test('revocation ids grow in the order of the revocations and are never reused
   await revoke(claims[0]?.session_id ?? '', '2030-01-01T00:00:00.000Z')
   await revoke(claims[1]?.session_id ?? '', '2030-01-01T00:00:01.000Z')
   const first = await app.store.revocations.listAfter(0)
-  t.same(first.map((r) => r.session_id), [claims[0]?.session_id, claims[1]?.session_id], 'in the order they were made')
+  t.same(first.map((r) => r.sessionId), [claims[0]?.session_id, claims[1]?.session_id], 'in the order they were made')
   const [a, b] = first.map((r) => r.id)
   t.ok(typeof a === 'number' && typeof b === 'number' && b > a, `ids are numbers, increasing (${a}, ${b})`)
   t.same(await app.store.revocations.listAfter(a ?? 0), [first[1]], 'listAfter reads only what follows the id')

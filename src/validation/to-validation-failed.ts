@@ -1,22 +1,44 @@
 import type { ErrorObject } from 'ajv'
-import { MESSAGES, ruleOf } from '../schemas/rules.js'
-import { ValidationFailed, type ValidationDetail } from './errors.js'
+import { ValidationFailed, type ValidationDetail } from '../errors.js'
+import { MESSAGES, ruleOf } from './messages.js'
 
 const PASSWORD_FIELD = /password/i
 const PASSWORD_FORMAT = /password/
 const MAX_VALUE = 256
 
-interface SchemaNode { properties?: Record<string, SchemaNode>, required?: string[], items?: SchemaNode, else?: SchemaNode, anyOf?: SchemaNode[], format?: string }
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>
+  required?: string[]
+  items?: SchemaNode
+  else?: SchemaNode
+  anyOf?: SchemaNode[]
+  format?: string
+  /** ajv-errors' override, read to place one written for `required` */
+  errorMessage?: unknown
+}
 interface Failure { tag: string, message: string }
 interface Place { node?: SchemaNode, rank: number[], required: boolean }
 interface Field extends Place { name: string, path: string[], failures: Failure[] }
 
 /** `/address/city` + `zip` → [address, city, zip]: JSON names (pointer escapes decoded), array items by index. */
-function pathOf (error: ErrorObject): string[] {
+function pathOf (error: ErrorObject, schema: SchemaNode | undefined): string[] {
   const path = error.instancePath.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
-  const missing = error.params.missingProperty ?? error.params.additionalProperty
+  const named = error.keyword === 'errorMessage' ? replacedRequired(error, locate(schema, path).node) : error
+  const missing = named?.params.missingProperty ?? named?.params.additionalProperty
   if (typeof missing === 'string') path.push(missing)
   return path
+}
+
+/**
+ * ajv-errors reports an override where its `errorMessage` is written. One for `required` is
+ * written on the object (`errorMessage: { required: { zip: '…' } }`) but is about the missing
+ * property, which the error it replaced names.
+ */
+function replacedRequired (error: ErrorObject, node: SchemaNode | undefined): ErrorObject | undefined {
+  const [replaced] = error.params.errors as ErrorObject[]
+  const message = node?.errorMessage
+  const forRequired = typeof message === 'object' && message !== null && 'required' in message
+  return forRequired && replaced?.keyword === 'required' ? replaced : undefined
 }
 
 /** The schema node a key leads to, looking through omitEmpty's else and a union's branches. */
@@ -73,21 +95,22 @@ function stringify (value: unknown): string {
 }
 
 /**
- * Ajv's errors → SPEC §5's `{field: [messages]}`, fields in the schema's order. Every failing
- * rule of every field is kept, except that an absent or blank required value reports only
- * `required`: the other rules have nothing to say about a value that is not there. `schema`
- * (the route's schema for this part) orders the fields and marks password-format fields.
+ * Ajv's errors → the 422 body's `{field: [messages]}` (docs/api.md), fields in the schema's
+ * order. Every failing rule of every field is kept, except that an absent or blank required
+ * value reports only `required`: the other rules have nothing to say about a value that is not
+ * there. A schema's own `errorMessage` (ajv-errors) is used as written instead of the template.
+ * `schema` (the route's schema for this part) orders the fields and marks password-format fields.
  */
 export function toValidationFailed (errors: ErrorObject[], context: string, data: unknown, withDetails: boolean, schema?: unknown): ValidationFailed {
   const fields = new Map<string, Field>()
   for (const error of errors) {
-    const path = pathOf(error)
+    const path = pathOf(error, schema as SchemaNode | undefined)
     const name = path.length > 0 ? path.join('.') : context
     const field = fields.get(name) ?? { name, path, failures: [], ...locate(schema as SchemaNode | undefined, path) }
     const rule = ruleOf(error, { value: valueAt(data, path), required: field.required })
     if (rule === null) continue
     const template = MESSAGES[rule.template] ?? MESSAGES.invalid ?? ''
-    const message = template.replace(/\b[FP]\b/g, (k) => (k === 'F' ? name : String(rule.param)))
+    const message = rule.message ?? template.replace(/\b[FP]\b/g, (k) => (k === 'F' ? name : String(rule.param)))
     if (!field.failures.some((f) => f.message === message)) field.failures.push({ tag: rule.tag, message })
     fields.set(name, field)
   }

@@ -1,10 +1,13 @@
 import type { TokenResponse } from '../schemas/auth.js'
 import type { UserResponse } from '../schemas/users.js'
-import type { User } from './db/users.js'
-import type { TokenPair } from './sessions.js'
+import type { User } from '../src/db/users.js'
+import type { TokenPair } from '../src/sessions.js'
 
-/** RFC 6749 §5.1: a response carrying tokens must not be cached. */
-export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
+/*
+ * How the routes shape domain objects into HTTP responses: the API's snake_case bodies. An
+ * HTTP concern, so it sits with the routes and not in the framework-free src/. Not a route
+ * module: src/app.ts registers routes by name.
+ */
 
 /** The API's shapes of the domain objects; the response schemas then filter them. */
 export function toUserResponse (user: User): UserResponse {

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis'
-import type { RevocationRow } from './db/schema.js'
+import type { Revocation } from '../db/revocations.js'
 import type { RevocationIndex } from './revocation-index.js'
 
-export interface RevocationSource { listAfter (id: number): Promise<RevocationRow[]> }
+export interface RevocationSource { listAfter (id: number): Promise<Revocation[]> }
 
 export interface SyncLogger {
   info (obj: object, msg: string): void
@@ -72,7 +72,7 @@ export class RevocationSync {
       if (this.options.pollWithoutRedis) this.startPolling()
       return
     }
-    const { createRedis, firstReady } = await import('./redis.js')
+    const { createRedis, firstReady } = await import('../redis.js')
     index.onAdd((sessionId, expiresAt) => { this.publish(redis.publisher, redis.channel, { session_id: sessionId, expires_at: expiresAt }) })
     redis.publisher.on('ready', () => { this.flush(redis.publisher, redis.channel) })
     const subscriber = createRedis(redis.url, {
@@ -118,9 +118,9 @@ export class RevocationSync {
       this.seen.shift()
     }
     const rows = await this.options.source.listAfter(this.after)
-    for (const row of rows) {
-      this.options.index.learn(row.session_id, Date.parse(row.expires_at))
-      this.highest = Math.max(this.highest, row.id)
+    for (const revocation of rows) {
+      this.options.index.learn(revocation.sessionId, Date.parse(revocation.expiresAt))
+      this.highest = Math.max(this.highest, revocation.id)
     }
     this.seen.push({ at: now, id: this.highest })
   }

@@ -1,0 +1,97 @@
+import type { AuditSink } from '../audit.js'
+import { AuthService, type AuthThrottles } from '../auth.js'
+import type { Config } from '../config.js'
+import type { Store } from '../db/store.js'
+import { PasswordHasher } from '../passwords.js'
+import { RevocationIndex } from '../revocations/revocation-index.js'
+import { SessionService } from '../sessions.js'
+import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../throttle.js'
+import { createTokenCodec } from '../token-codec.js'
+import { TokenIssuer } from '../tokens.js'
+import { normalizeEmail, UserService } from '../users.js'
+import { ServiceEvents } from './events.js'
+
+/** The part of a pino logger the services write to. */
+export interface ServiceLogger {
+  info (fields: object, message: string): void
+  warn (fields: object, message: string): void
+}
+
+export interface ServiceOptions {
+  config: Config
+  store: Store
+  log: ServiceLogger
+  /** the counters behind the failure throttles (shared through Redis when configured); in memory by default */
+  counters?: CounterStore
+  /** the hub the services report to; a fresh one by default */
+  events?: ServiceEvents
+}
+
+export interface Services {
+  events: ServiceEvents
+  hasher: PasswordHasher
+  tokens: TokenIssuer
+  /** revoked sessions, read on every guarded request; loaded and kept in sync by src/revocations */
+  revocations: RevocationIndex
+  throttles: AuthThrottles
+  sessions: SessionService
+  users: UserService
+  auth: AuthService
+  /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (the server calls it at start) */
+  bootstrapAdmin (): Promise<void>
+}
+
+/**
+ * The framework-free services, wired once: the server (plugins/services.ts) and the CLI both
+ * build them here, so a user is created by one code path whoever asks. Nothing starts running:
+ * revocation loading and sync belong to src/revocations, listening to the server.
+ */
+export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents() }: ServiceOptions): Promise<Services> {
+  const hasher = await PasswordHasher.create(config.argon2, events)
+  const tokens = new TokenIssuer(
+    createTokenCodec(config.jwtSecret, config.jwtIssuer),
+    { issuer: config.jwtIssuer, accessTtl: config.accessTtl, refreshTtl: config.refreshTtl },
+    { maxEntries: config.tokenCacheSize }
+  )
+  const audit: AuditSink = (record, context) => { events.emit('audit', { record, context }) }
+  const revocations = new RevocationIndex()
+  const throttles = createThrottles(config, counters, events)
+  const sessions = new SessionService(store, tokens, revocations, config, audit)
+  const users = new UserService(store, hasher, sessions)
+  const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
+
+  async function bootstrapAdmin (): Promise<void> {
+    if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
+  }
+  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, bootstrapAdmin }
+}
+
+/**
+ * The two failure throttles over the same counters (their keys differ by prefix). The addresses
+ * each account signed in from are kept apart when the counters are this process's memory, so a
+ * flood of failure counters cannot evict them; Redis keeps them beside the counters.
+ */
+function createThrottles (config: Config, counters: CounterStore, events: ServiceEvents): AuthThrottles {
+  const limits = {
+    max: config.loginMaxFailures,
+    windowMs: config.loginFailureWindow * 1000,
+    accountMax: config.loginAccountMaxFailures,
+    accountWindowMs: config.loginAccountFailureWindow * 1000,
+    ipv6Prefix: config.ipv6SubnetPrefix
+  }
+  const owned = counters instanceof MemoryCounterStore ? new MemoryCounterStore() : counters
+  return {
+    login: new FailureThrottle(counters, limits, 'login_failures', events, owned),
+    password: new FailureThrottle(counters, limits, 'password_failures', events, owned)
+  }
+}
+
+/** Creates the ADMIN_EMAIL superuser when missing; an address held by an ordinary account is only reported. */
+async function bootstrapAdminUser (users: UserService, admin: { email: string, password: string }, log: ServiceLogger): Promise<void> {
+  const email = normalizeEmail(admin.email)
+  const outcome = await users.bootstrapAdmin(email, admin.password)
+  if (outcome === 'created') log.info({ email }, 'created the admin user')
+  if (outcome !== 'taken') return
+  log.warn({ email }, `ADMIN_EMAIL ${email} belongs to an existing account that is not a superuser: it was not promoted and no superuser was created. ` +
+    'Set ADMIN_EMAIL to an address no account uses and restart, or create a superuser with `gatehouse user create --email <email> --name <name> --superuser`.')
+}
