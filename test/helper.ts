@@ -49,7 +49,7 @@ export function testConfig (t: TestContext, values: Record<string, unknown> = {}
       LOG_LEVEL: 'silent',
       ARGON2_MEMORY_COST: 1024,
       ARGON2_TIME_COST: 1,
-      // a loaded test machine lags past any threshold: shedding is tested on its own (under-pressure.test.ts)
+      // a loaded test machine lags past any threshold: shedding is tested on its own (test/plugins/under-pressure.test.ts)
       MAX_EVENT_LOOP_DELAY: 0,
       ...values
     }

@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { OpenAPIV3_1 as OpenAPI } from 'openapi-types'
 import t, { type Test } from 'tap'
-import { build } from './helper.js'
+import { build } from '../helper.js'
 
 /**
  * Every route any app registers, seen through Fastify's `fastify.initialization` channel (an

@@ -5,8 +5,8 @@ import Database from 'better-sqlite3'
 import fc from 'fast-check'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import t from 'tap'
-import { ErrorResponse } from '../schemas/errors.js'
-import { buildFrom, createUser, PASSWORD, TEST_SECRET, testConfig } from './helper.js'
+import { ErrorResponse } from '../../schemas/errors.js'
+import { buildFrom, createUser, PASSWORD, TEST_SECRET, testConfig } from '../helper.js'
 
 /*
  * Whatever a client sends, to whichever route: never a 5xx, every error is an ErrorResponse

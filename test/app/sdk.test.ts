@@ -5,11 +5,11 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import t from 'tap'
-import { build, createUser, tempDir } from './helper.js'
+import { build, createUser, tempDir } from '../helper.js'
 
 /*
  * The SDK a client would generate: openapi-typescript turns the served /openapi.json into
- * `paths` types, openapi-fetch uses them, and test/sdk/flow.ts (strict, type-checked here)
+ * `paths` types, openapi-fetch uses them, and test/app/sdk/flow.ts (strict, type-checked here)
  * drives the whole flow against a real listening server. Everything generated lives in a
  * temporary folder, never in the tree.
  */
@@ -27,7 +27,7 @@ const sdk = tempDir(t)
 const served = await fetch(`${baseUrl}/openapi.json`)
 writeFileSync(join(sdk, 'schema.d.ts'), astToString(await openapiTS(await served.json() as OpenAPI3, { silent: true })))
 writeFileSync(join(sdk, 'package.json'), JSON.stringify({ type: 'module' }))
-symlinkSync(resolve(here, '..', 'node_modules'), join(sdk, 'node_modules'), 'dir')
+symlinkSync(resolve(here, '..', '..', 'node_modules'), join(sdk, 'node_modules'), 'dir')
 copyFileSync(join(here, 'sdk', 'flow.ts'), join(sdk, 'flow.ts'))
 copyFileSync(join(here, 'sdk', 'misuse.ts'), join(sdk, 'misuse.ts'))
 
@@ -50,7 +50,7 @@ async function typeCheck (files: string[]): Promise<Record<string, string[]>> {
     },
     files
   }))
-  const tsc = resolve(here, '..', 'node_modules', 'typescript', 'bin', 'tsc')
+  const tsc = resolve(here, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc')
   const output = await new Promise<string>((resolve) => {
     execFile(process.execPath, [tsc, '-p', '.', '--pretty', 'false'], { cwd: sdk }, (_err, stdout, stderr) => resolve(stdout + stderr))
   })
@@ -63,7 +63,7 @@ async function typeCheck (files: string[]): Promise<Record<string, string[]>> {
   return complaints
 }
 
-/** test/sdk/flow.ts's export, restated: that file compiles only beside the generated schema. */
+/** test/app/sdk/flow.ts's export, restated: that file compiles only beside the generated schema. */
 type RunFlow = (baseUrl: string, admin: { email: string, password: string }) => Promise<Record<string, { status: number, body: unknown, location?: string | null }>>
 
 const complaints = await typeCheck(['flow.ts', 'misuse.ts'])

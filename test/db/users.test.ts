@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import type { User } from '../src/db/users.js'
-import { authHeader, build, createUser, login, type CreatedUser } from './helper.js'
+import type { User } from '../../src/db/users.js'
+import { authHeader, build, createUser, login, type CreatedUser } from '../helper.js'
 
 /*
  * Lookups of users by id made in one turn of the event loop share one query (src/db/users.ts).

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { dive, omitEmpty, required } from '../schemas/rules.js'
-import { build, type TestContext } from './helper.js'
+import { dive, omitEmpty, required } from '../../schemas/rules.js'
+import { build, type TestContext } from '../helper.js'
 
 /*
  * Every planned rule (SPEC §6) proved through HTTP: a test-only route whose TypeBox body uses

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import t from 'tap'
-import { buildFrom, databaseEnv, login, rawSql, STORE_KIND, tempDir, testConfig, type TestContext } from './helper.js'
+import { buildFrom, databaseEnv, login, rawSql, STORE_KIND, tempDir, testConfig, type TestContext } from '../helper.js'
 
-const ROOT = join(import.meta.dirname, '..')
+const ROOT = join(import.meta.dirname, '..', '..')
 const CLI_PASSWORD = 'Cli-Pass-123!'
 
 interface Run { code: number | null, stdout: string, stderr: string }

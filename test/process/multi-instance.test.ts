@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { PASSWORD, tempDir, TEST_SECRET, type TestContext } from './helper.js'
-import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './redis-helper.js'
+import { PASSWORD, tempDir, TEST_SECRET, type TestContext } from '../helper.js'
+import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
 import { startServer, type LogLine } from './server-process.js'
 
 /*

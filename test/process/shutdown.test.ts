@@ -3,7 +3,7 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { tempDir, TEST_SECRET } from './helper.js'
+import { tempDir, TEST_SECRET } from '../helper.js'
 import { startServer } from './server-process.js'
 
 const ADMIN = { email: 'root@example.com', password: 'Shutdown-Pass-9' }

@@ -1,5 +1,5 @@
 import { test } from 'tap'
-import { runSoak, STRICT_LIMITS, type SoakLimits } from '../bench/soak.js'
+import { runSoak, STRICT_LIMITS, type SoakLimits } from '../../bench/soak.js'
 
 /**
  * The short run's bounds. RSS keeps the strict 10 % (20 s runs grew 1–3 %). The read p99 does

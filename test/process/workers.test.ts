@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http'
 import t from 'tap'
-import { databaseEnv, tempDir, TEST_SECRET } from './helper.js'
+import { databaseEnv, tempDir, TEST_SECRET } from '../helper.js'
 import { startServer, type LogLine, type ServerProcess } from './server-process.js'
 
 const ADMIN = { email: 'root@example.com', password: 'Admin-Pass-42!' }

@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { createServer, Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import type { TestContext } from './helper.js'
+import type { TestContext } from '../helper.js'
 
 /** The machine's shared Redis (never stopped by a test); CI points TEST_REDIS_URL elsewhere. */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'

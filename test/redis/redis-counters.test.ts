@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
-import { buildApp } from '../src/app.js'
-import { ConfigError, loadConfig } from '../src/config.js'
-import { createRedis } from '../src/redis.js'
-import { RedisCounterStore } from '../src/redis-counters.js'
-import { build, createUser, tempDir, TEST_SECRET, testConfig } from './helper.js'
-import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './redis-helper.js'
+import { buildApp } from '../../src/app.js'
+import { ConfigError, loadConfig } from '../../src/config.js'
+import { createRedis } from '../../src/redis.js'
+import { RedisCounterStore } from '../../src/redis-counters.js'
+import { build, createUser, tempDir, TEST_SECRET, testConfig } from '../helper.js'
+import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './helper.js'
 
 /*
  * Issue 5 item 4: with REDIS_URL the counters behind every limit live in Redis, so limits hold

@@ -1,8 +1,8 @@
 import { connect } from 'node:net'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import type { PasswordHasher } from '../src/passwords.js'
-import { authHeader, build, createUser, login, PASSWORD } from './helper.js'
+import type { PasswordHasher } from '../../src/passwords.js'
+import { authHeader, build, createUser, login, PASSWORD } from '../helper.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { authHeader, buildFrom, cookieOf, createUser, login, testConfig } from './helper.js'
+import { authHeader, buildFrom, cookieOf, createUser, login, testConfig } from '../helper.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 

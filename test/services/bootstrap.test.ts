@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import t from 'tap'
-import { ConfigError, type Config } from '../src/config.js'
-import { build, buildFrom, login, rawSql, tempDir, testConfig } from './helper.js'
+import { ConfigError, type Config } from '../../src/config.js'
+import { build, buildFrom, login, rawSql, tempDir, testConfig } from '../helper.js'
 
 const ADMIN = { ADMIN_EMAIL: 'Root@Example.com', ADMIN_PASSWORD: 'Admin-Pass-42!' }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

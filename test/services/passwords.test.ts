@@ -1,8 +1,8 @@
 import * as argon2 from 'argon2'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { PasswordHasher } from '../src/passwords.js'
-import { build, buildFrom, createUser, PASSWORD, testConfig } from './helper.js'
+import { PasswordHasher } from '../../src/passwords.js'
+import { build, buildFrom, createUser, PASSWORD, testConfig } from '../helper.js'
 
 /*
  * Password storage: argon2id, re-hashed at the next successful login when the configured

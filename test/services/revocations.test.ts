@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import type { Claims } from '../src/tokens.js'
-import { authHeader, build, buildFrom, createUser, login, testConfig } from './helper.js'
+import type { Claims } from '../../src/tokens.js'
+import { authHeader, build, buildFrom, createUser, login, testConfig } from '../helper.js'
 
 /*
  * SPEC §3: revocation is immediate, read from memory on every request (never the database),

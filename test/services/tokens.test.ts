@@ -2,9 +2,9 @@ import { createHmac } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { TokenExpired } from '../src/errors.js'
-import { TokenIssuer, type Claims } from '../src/tokens.js'
-import { authHeader, build, createUser, login, TEST_SECRET } from './helper.js'
+import { TokenExpired } from '../../src/errors.js'
+import { TokenIssuer, type Claims } from '../../src/tokens.js'
+import { authHeader, build, createUser, login, TEST_SECRET } from '../helper.js'
 
 /*
  * Every forged token starts from the claims of a real login's access token and changes one

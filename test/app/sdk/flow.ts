@@ -1,5 +1,5 @@
 /*
- * A client program written against the SDK generated from GET /openapi.json. test/sdk.test.ts
+ * A client program written against the SDK generated from GET /openapi.json. test/app/sdk.test.ts
  * copies it next to the generated `schema.d.ts`, type-checks it (strict) and runs it against a
  * listening server. It is excluded from the project's own type check: `./schema.js` exists only
  * in that temporary folder.

@@ -1,6 +1,6 @@
 /*
  * Misuses of the generated SDK that the type check must refuse, one per marked line: the proof
- * that test/sdk.test.ts's type check is real. Never run.
+ * that test/app/sdk.test.ts's type check is real. Never run.
  */
 import createClient from 'openapi-fetch'
 import type { paths } from './schema.js'

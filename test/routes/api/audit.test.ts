@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { authHeader, build, buildFrom, createUser, login, testConfig } from '../helper.js'
+import { authHeader, build, buildFrom, createUser, login, testConfig } from '../../helper.js'
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

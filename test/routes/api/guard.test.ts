@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { mayAccess, type RouteAccess } from '../../plugins/guard.js'
-import type { Claims } from '../../src/tokens.js'
-import { authHeader, build, cookieOf, createUser, login, type CreatedUser } from '../helper.js'
+import { mayAccess, type RouteAccess } from '../../../plugins/guard.js'
+import type { Claims } from '../../../src/tokens.js'
+import { authHeader, build, cookieOf, createUser, login, type CreatedUser } from '../../helper.js'
 
 /*
  * The /api boundary (SPEC §4) through GET /api/users/:id, which declares

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { authHeader, build, createUser, login, type CreatedUser } from '../helper.js'
+import { authHeader, build, createUser, login, type CreatedUser } from '../../helper.js'
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

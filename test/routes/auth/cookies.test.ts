@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { authHeader, build, createUser, login } from '../helper.js'
+import { authHeader, build, createUser, login } from '../../helper.js'
 
 const SELF = 'http://localhost:80'
 const csrfRejected = { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' }

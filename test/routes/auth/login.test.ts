@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, createUser, PASSWORD, tokenResponse } from '../helper.js'
+import { build, createUser, PASSWORD, tokenResponse } from '../../helper.js'
 
 const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

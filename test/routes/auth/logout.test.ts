@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { authHeader, build, cookieOf, createUser, login } from '../helper.js'
+import { authHeader, build, cookieOf, createUser, login } from '../../helper.js'
 
 const tokenRevoked = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
 const tokenMissing = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }

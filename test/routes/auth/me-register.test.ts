@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { authHeader, build, createUser, login, PASSWORD, tokenResponse } from '../helper.js'
+import { authHeader, build, createUser, login, PASSWORD, tokenResponse } from '../../helper.js'
 
 const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
