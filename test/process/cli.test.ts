@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import t from 'tap'
 import { buildFrom, databaseEnv, login, rawSql, STORE_KIND, tempDir, testConfig, type TestContext } from '../helper.js'
+import { ROOT, TSX } from './server-process.js'
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const CLI_PASSWORD = 'Cli-Pass-123!'
 
 interface Run { code: number | null, stdout: string, stderr: string }
@@ -14,7 +13,7 @@ interface Run { code: number | null, stdout: string, stderr: string }
  * DATABASE_URL) leaks in. Cheap argon2 parameters keep it quick; it is still argon2id.
  */
 async function cli (args: string[], env: Record<string, string>, stdin = ''): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [...TSX, 'src/cli.ts', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ARGON2_MEMORY_COST: '1024', ARGON2_TIME_COST: '1', ...env },
     stdio: ['pipe', 'pipe', 'pipe']

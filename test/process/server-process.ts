@@ -1,7 +1,12 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 
-const ROOT = join(import.meta.dirname, '..', '..')
+export const ROOT = join(import.meta.dirname, '..', '..')
+/**
+ * How a child runs TypeScript: through tsx, as the tests do (test/tsx.js), so the coverage a child
+ * records under tap maps to the sources like the test processes' own.
+ */
+export const TSX = ['--import', join(ROOT, 'test', 'tsx.js')]
 
 export interface Exit { code: number | null, signal: NodeJS.Signals | null, at: number }
 
@@ -21,7 +26,7 @@ export interface ServerProcess {
 }
 
 function spawnServer (env: Record<string, string>) {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  return spawn(process.execPath, [...TSX, 'src/server.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
