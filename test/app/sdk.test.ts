@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import t from 'tap'
 import { build, createUser, tempDir } from '../helper.js'
+import { ISO, JWT, UUID } from '../patterns.js'
 
 /*
  * The SDK a client would generate: openapi-typescript turns the served /openapi.json into
@@ -14,9 +15,6 @@ import { build, createUser, tempDir } from '../helper.js'
  * temporary folder, never in the tree.
  */
 const here = dirname(fileURLToPath(import.meta.url))
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 const app = await build(t)
 const admin = await createUser(app, { email: 'admin@example.com', name: 'Admin', roles: ['admin'] })

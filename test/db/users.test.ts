@@ -2,13 +2,13 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import type { User } from '../../src/db/users.js'
 import { authHeader, build, createUser, login, type CreatedUser } from '../helper.js'
+import { NOT_FOUND } from '../patterns.js'
 
 /*
  * Lookups of users by id made in one turn of the event loop share one query (src/db/users.ts).
  * What must hold: each caller gets its own user — or none — whatever else was in the batch.
  */
 
-const NOT_FOUND = { error: 'Not Found', message: 'User not found', code: 'not_found' }
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
 
 /** Records the id lists of the batched reads (the real method runs). */

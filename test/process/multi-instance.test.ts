@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { PASSWORD, tempDir, TEST_SECRET, type TestContext } from '../helper.js'
 import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
 import { startServer, type LogLine } from './server-process.js'
+import { BAD_LOGIN, RATE_LIMITED, REVOKED } from '../patterns.js'
 
 /*
  * Issue 5 items 3, 4, 6 and SPEC §8: several real server processes on one PostgreSQL schema
@@ -14,10 +15,7 @@ import { startServer, type LogLine } from './server-process.js'
 
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
-const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
 const REUSED = { error: 'Unauthorized', message: 'The refresh token was already used; the session has been revoked', code: 'refresh_token_reused' }
-const RATE_LIMITED = { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' }
-const BAD_LOGIN = { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' }
 const WWW_REVOKED = `Bearer realm="gatehouse", error="invalid_token", error_description="${REVOKED.message}"`
 
 const REDIS_LOST = 'Redis is unreachable: limits are counted per instance until it returns'

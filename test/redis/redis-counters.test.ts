@@ -7,14 +7,12 @@ import { createRedis } from '../../src/redis.js'
 import { RedisCounterStore } from '../../src/redis-counters.js'
 import { build, createUser, tempDir, TEST_SECRET, testConfig } from '../helper.js'
 import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './helper.js'
+import { BAD_LOGIN, RATE_LIMITED } from '../patterns.js'
 
 /*
  * Issue 5 item 4: with REDIS_URL the counters behind every limit live in Redis, so limits hold
  * across instances; while Redis is unreachable each instance counts locally and answers anyway.
  */
-
-const RATE_LIMITED = { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' }
-const BAD_LOGIN = { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' }
 
 /** A client like the app's, counting the outages it reports; disconnected at teardown. */
 function client (t: Test, url: string) {

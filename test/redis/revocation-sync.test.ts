@@ -10,14 +10,13 @@ import { RevocationSync, type SyncLogger } from '../../src/revocation-sync.js'
 import type { Claims } from '../../src/tokens.js'
 import { authHeader, build, createUser, login, tempDir } from '../helper.js'
 import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './helper.js'
+import { REVOKED } from '../patterns.js'
 
 /*
  * Issue 5 item 3 / SPEC §3: a revocation on one instance is refused by every other within one
  * second, without a database read per request — broadcast through Redis, caught up from the
  * database after any reconnect, or polled when the store is shared and nothing broadcasts.
  */
-
-const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
 
 function sessionOf (token: string): string {
   return (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Claims).session_id

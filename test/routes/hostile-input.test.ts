@@ -3,9 +3,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import t, { type Test } from 'tap'
 import type { PasswordHasher } from '../../src/passwords.js'
 import { authHeader, build, createUser, login, PASSWORD } from '../helper.js'
+import { UUID } from '../patterns.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const BAD_CREDENTIALS = { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' }
 const NOT_UTF8 = { error: 'Invalid JSON', message: 'The request body is not valid UTF-8', code: 'invalid_json' }
 const TOO_DEEP = { error: 'Invalid JSON', message: 'The request body is nested deeper than 32 levels', code: 'invalid_json' }

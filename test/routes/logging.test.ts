@@ -1,7 +1,6 @@
 import t, { type Test } from 'tap'
 import { authHeader, buildFrom, cookieOf, createUser, login, testConfig } from '../helper.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+import { UUID } from '../patterns.js'
 
 interface LogRecord { level: number, msg?: string, audit?: string, reqId?: string, [key: string]: unknown }
 

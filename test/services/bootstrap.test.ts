@@ -2,10 +2,9 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { ConfigError, type Config } from '../../src/config.js'
 import { build, buildFrom, login, rawSql, tempDir, testConfig } from '../helper.js'
+import { ISO, UUID } from '../patterns.js'
 
 const ADMIN = { ADMIN_EMAIL: 'Root@Example.com', ADMIN_PASSWORD: 'Admin-Pass-42!' }
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
 
 /** Rows of the users table, read straight from the database. */
 async function userRows (config: Config): Promise<Array<{ email: string, name: string, roles: string, is_superuser: number }>> {

@@ -3,14 +3,12 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import type { Claims } from '../../src/tokens.js'
 import { authHeader, build, buildFrom, createUser, login, testConfig } from '../helper.js'
+import { EXPIRED, REVOKED } from '../patterns.js'
 
 /*
  * SPEC §3: revocation is immediate, read from memory on every request (never the database),
  * survives a restart, and the in-memory index stays bounded.
  */
-
-const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
-const EXPIRED = { error: 'Unauthorized', message: 'The token has expired', code: 'token_expired' }
 
 function claimsOf (token: string): Claims {
   return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Claims

@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { TokenExpired } from '../../src/errors.js'
 import { TokenIssuer, type Claims } from '../../src/tokens.js'
 import { authHeader, build, createUser, login, TEST_SECRET } from '../helper.js'
+import { EXPIRED, JWT } from '../patterns.js'
 
 /*
  * Every forged token starts from the claims of a real login's access token and changes one
@@ -12,7 +13,6 @@ import { authHeader, build, createUser, login, TEST_SECRET } from '../helper.js'
  * RFC 8725. The first test shows that the forging itself is sound: unchanged, it passes.
  */
 
-const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
 const HS256 = { alg: 'HS256', typ: 'JWT' }
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
@@ -56,7 +56,6 @@ async function get (app: FastifyInstance, url: string, headers: Record<string, s
 }
 
 const INVALID = { error: 'Unauthorized', message: 'The token is invalid', code: 'token_invalid' }
-const EXPIRED = { error: 'Unauthorized', message: 'The token has expired', code: 'token_expired' }
 
 function challenge (message: string): string {
   return `Bearer realm="gatehouse", error="invalid_token", error_description="${message}"`

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, buildFrom, createUser, login, testConfig } from '../../helper.js'
+import { FORBIDDEN, ISO } from '../../patterns.js'
 
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
-const FORBIDDEN = { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden' }
 const LOCAL = '127.0.0.1'
 
 interface AuditEvent { id: string, at: string, event: string, [field: string]: unknown }

@@ -3,6 +3,7 @@ import t from 'tap'
 import { mayAccess, type RouteAccess } from '../../../plugins/guard.js'
 import type { Claims } from '../../../src/tokens.js'
 import { authHeader, build, cookieOf, createUser, login, type CreatedUser } from '../../helper.js'
+import { FORBIDDEN, ISO } from '../../patterns.js'
 
 /*
  * The /api boundary (SPEC §4) through GET /api/users/:id, which declares
@@ -10,9 +11,7 @@ import { authHeader, build, cookieOf, createUser, login, type CreatedUser } from
  * the body is parsed or the params validated.
  */
 
-const FORBIDDEN = { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden' }
 const MISSING = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UNKNOWN_ID = '0b7c2a52-3f7e-4c3a-9d55-2f1c8f0a6e11'
 
 /** The whole UserResponse the API must answer for a user, read back from the store. */

@@ -1,11 +1,7 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { authHeader, build, createUser, login, type CreatedUser } from '../../helper.js'
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
-const FORBIDDEN = { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden' }
-const NOT_FOUND = { error: 'Not Found', message: 'User not found', code: 'not_found' }
+import { FORBIDDEN, ISO, NOT_FOUND, UUID } from '../../patterns.js'
 
 interface Actors { app: FastifyInstance, admin: CreatedUser, adminToken: string, user: CreatedUser, userToken: string, rootToken: string }
 

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { build, createUser, PASSWORD, tokenResponse } from '../../helper.js'
+import { JWT, UUID } from '../../patterns.js'
 
-const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const ACCESS_TTL_MS = 15 * 60 * 1000
 const REFRESH_TTL_MS = 7 * 24 * 3600 * 1000

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { authHeader, build, createUser, login, PASSWORD, tokenResponse } from '../../helper.js'
+import { JWT, UUID } from '../../patterns.js'
 
-const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 const tokenMissing = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }

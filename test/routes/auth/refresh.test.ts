@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
 import { authHeader, build, createUser, login, rawSql, tokenResponse } from '../../helper.js'
+import { JWT } from '../../patterns.js'
 
-const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 function payloadOf (token: string): Record<string, unknown> {
