@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type LightMyRequestResponse } from 'fastify'
 import { Kysely, type Dialect, type RawBuilder } from 'kysely'
 import pg from 'pg'
+import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 
@@ -71,6 +72,20 @@ export async function buildFrom (t: TestContext, config: Config, options: BuildH
   const app = await buildApp(config, options)
   t.teardown(() => app.close())
   await options.setup?.(app)
+  await app.ready()
+  return app
+}
+
+/**
+ * A bare Fastify with the test configuration and only `plugins`, for a plugin tested on its own;
+ * `setup` adds the routes that exercise it. Ready, closed at teardown.
+ */
+export async function buildBare (t: TestContext, plugins: FastifyPluginAsync[], setup: (app: FastifyInstance) => unknown, values: Record<string, unknown> = {}): Promise<FastifyInstance> {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(configPlugin, { config: testConfig(t, values) })
+  for (const plugin of plugins) await app.register(plugin)
+  await setup(app)
   await app.ready()
   return app
 }
@@ -236,6 +251,23 @@ export function expiresInValues (expiresAt: unknown, before: number, after: numb
 
 export function authHeader (token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` }
+}
+
+/** Each Set-Cookie header as { name, value, attributes } with attribute names lower-cased. */
+export function setCookies (res: LightMyRequestResponse): { name: string, value: string, attributes: Record<string, string | true> }[] {
+  const header = res.headers['set-cookie']
+  const lines = header === undefined ? [] : [header].flat()
+  return lines.map((line) => {
+    const [pair = '', ...rest] = line.split(';').map((part) => part.trim())
+    const eq = pair.indexOf('=')
+    const attributes: Record<string, string | true> = {}
+    for (const part of rest) {
+      const at = part.indexOf('=')
+      if (at === -1) attributes[part.toLowerCase()] = true
+      else attributes[part.slice(0, at).toLowerCase()] = part.slice(at + 1)
+    }
+    return { name: pair.slice(0, eq), value: pair.slice(eq + 1), attributes }
+  })
 }
 
 /** A cookie value from a response's Set-Cookie headers. */

@@ -1,26 +1,9 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { authHeader, build, createUser, login } from '../../helper.js'
+import { authHeader, build, createUser, login, setCookies } from '../../helper.js'
 
 const SELF = 'http://localhost:80'
 const csrfRejected = { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' }
-
-/** Each Set-Cookie header as { name, value, attributes } with attribute names lower-cased. */
-function setCookies (res: LightMyRequestResponse): { name: string, value: string, attributes: Record<string, string | true> }[] {
-  const header = res.headers['set-cookie']
-  const lines = header === undefined ? [] : [header].flat()
-  return lines.map((line) => {
-    const [pair = '', ...rest] = line.split(';').map((part) => part.trim())
-    const eq = pair.indexOf('=')
-    const attributes: Record<string, string | true> = {}
-    for (const part of rest) {
-      const at = part.indexOf('=')
-      if (at === -1) attributes[part.toLowerCase()] = true
-      else attributes[part.slice(0, at).toLowerCase()] = part.slice(at + 1)
-    }
-    return { name: pair.slice(0, eq), value: pair.slice(eq + 1), attributes }
-  })
-}
 
 /** Exactly the access and refresh cookies of SPEC §3, carrying the body's tokens. */
 function assertAuthCookies (t: Test, res: LightMyRequestResponse, secure: boolean): void {
