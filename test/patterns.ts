@@ -16,3 +16,18 @@ export const FORBIDDEN = { error: 'Forbidden', message: 'You are not allowed to 
 export const NOT_FOUND = { error: 'Not Found', message: 'User not found', code: 'not_found' }
 export const RATE_LIMITED = { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' }
 export const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
+
+/** helmet's headers on every API answer (OWASP REST Security), success or error alike. */
+export const HELMET = {
+  'content-security-policy': "default-src 'none';frame-ancestors 'none'",
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'origin-agent-cluster': '?1',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-download-options': 'noopen',
+  'x-frame-options': 'SAMEORIGIN',
+  'x-permitted-cross-domain-policies': 'none',
+  'x-xss-protection': '0'
+}
