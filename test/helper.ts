@@ -235,21 +235,6 @@ export function tokenResponse (body: Record<string, unknown>, user: Record<strin
   }
 }
 
-/**
- * The values `expires_in` may take in an answer made between `before` and `after` (Date.now()
- * read around the request): the seconds from the moment of answering to `expires_at`, rounded
- * up, never more than the access lifetime. src/responses.ts reads the clock again to answer,
- * after the token was issued on a whole-second `iat`, so a fresh pair says the lifetime (900)
- * unless a second boundary passed between issuing and answering: then one second less (seen
- * about once in 400 logins on SQLite), or more with more boundaries on a loaded machine.
- */
-export function expiresInValues (expiresAt: unknown, before: number, after: number, lifetime = 900): number[] {
-  const at = Date.parse(String(expiresAt))
-  const values: number[] = []
-  for (let s = Math.ceil((at - after) / 1000); s <= Math.min(lifetime, Math.ceil((at - before) / 1000)); s++) values.push(s)
-  return values
-}
-
 export function authHeader (token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` }
 }

@@ -66,7 +66,9 @@ t.test('an access token revoked by logout is still refused by a new app started 
 })
 
 t.test('a revocation leaves the index once no access token of its session can be valid, and the token stays refused', async (t) => {
-  const app = await build(t, { ACCESS_TOKEN_TTL: '1s', REFRESH_TOKEN_TTL: '2s' })
+  // `iat` is a whole second, so a 1 s token signed late in its second could expire before the
+  // checks below that need it still valid: 3 s leaves two whole seconds on a loaded machine
+  const app = await build(t, { ACCESS_TOKEN_TTL: '3s', REFRESH_TOKEN_TTL: '4s' })
   const user = await createUser(app)
   const { access_token: token } = await login(app, user)
   const { exp } = claimsOf(token)

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { authHeader, build, createUser, login, type CreatedUser } from '../../helper.js'
@@ -5,10 +6,21 @@ import { FORBIDDEN, ISO, NOT_FOUND, UUID } from '../../patterns.js'
 
 interface Actors { app: FastifyInstance, admin: CreatedUser, adminToken: string, user: CreatedUser, userToken: string, rootToken: string }
 
+/**
+ * Users made within one millisecond tie on created_at and are listed by their random ids; the
+ * listing tests expect the order they were made in, so each is made in a millisecond of its own.
+ */
+async function nextMillisecond (): Promise<void> {
+  const made = Date.now()
+  while (Date.now() === made) await sleep(1)
+}
+
 async function actors (t: Test): Promise<Actors> {
   const app = await build(t)
   const admin = await createUser(app, { email: 'admin@example.com', roles: ['admin'] })
+  await nextMillisecond()
   const user = await createUser(app, { email: 'user@example.com' })
+  await nextMillisecond()
   const root = await createUser(app, { email: 'root@example.com', roles: [], isSuperuser: true })
   return {
     app,
@@ -129,7 +141,10 @@ t.test('POST /api/users reports every invalid field at once', async (t) => {
 
 t.test('GET /api/users pages oldest first with the seed formulas', async (t) => {
   const { app, adminToken } = await actors(t)
-  for (let i = 0; i < 4; i++) await createUser(app, { email: `extra${i}@example.com` })
+  for (let i = 0; i < 4; i++) {
+    await nextMillisecond()
+    await createUser(app, { email: `extra${i}@example.com` })
+  }
   const res = await app.inject({ method: 'GET', url: '/api/users?page=2&per_page=3', headers: authHeader(adminToken) })
   t.equal(res.statusCode, 200)
   const body = res.json()

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, createUser, expiresInValues, PASSWORD, tokenResponse } from '../../helper.js'
+import { build, createUser, PASSWORD, tokenResponse } from '../../helper.js'
 import { ISO, JWT, UUID } from '../../patterns.js'
 
 const ACCESS_TTL_MS = 15 * 60 * 1000
@@ -41,7 +41,7 @@ t.test('POST /auth/login answers a TokenResponse with the user, uncacheable', as
   t.ok(Date.parse(body.refresh_expires_at) >= before + REFRESH_TTL_MS - 2000 && Date.parse(body.refresh_expires_at) <= after + REFRESH_TTL_MS + 2000, 'refresh_expires_at is now + 7 days')
   t.match(body.user.created_at, ISO)
   t.equal(body.user.updated_at, body.user.created_at)
-  t.ok(expiresInValues(body.expires_at, before, after).includes(body.expires_in), `expires_in is the 15 min lifetime, counted from the answer (${body.expires_in})`)
+  t.equal(body.expires_in, 900, 'expires_in is the 15 min lifetime (exp − iat), exactly')
   t.ok(Math.abs(body.expires_in - (Date.parse(body.expires_at) - after) / 1000) <= 1, 'expires_in agrees with expires_at')
   t.strictSame(body, tokenResponse(body, {
     id: user.id,
@@ -114,7 +114,9 @@ t.test('POST /api/auth/login signs in without a token, like /auth/login', async 
   t.match(body.refresh_token, JWT)
   t.match(body.expires_at, ISO)
   t.match(body.refresh_expires_at, ISO)
-  t.ok(expiresInValues(body.expires_at, before, after).includes(body.expires_in), `expires_in is the 15 min lifetime, counted from the answer (${body.expires_in})`)
+  t.equal(body.expires_in, 900, 'expires_in is the 15 min lifetime (exp − iat), exactly')
+  // exp = the whole second of signing + 900 s: within the second before the request and the answer
+  t.ok(Date.parse(body.expires_at) > before - 1000 + 900_000 && Date.parse(body.expires_at) <= after + 900_000, 'expires_at is the signing second + 15 min')
   t.strictSame(body, tokenResponse(body, {
     id: user.id,
     email: 'api@example.com',

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { authHeader, build, createUser, expiresInValues, login, PASSWORD, tokenResponse } from '../../helper.js'
+import { authHeader, build, createUser, login, PASSWORD, tokenResponse } from '../../helper.js'
 import { ISO, JWT, UUID } from '../../patterns.js'
 
 const tokenMissing = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }
@@ -108,7 +108,9 @@ t.test('POST /auth/register, when enabled, creates the account with DEFAULT_ROLE
   t.match(body.refresh_expires_at, ISO)
   t.match(body.user.id, UUID)
   t.match(body.user.created_at, ISO)
-  t.ok(expiresInValues(body.expires_at, before, after).includes(body.expires_in), `expires_in is the access lifetime, counted from the answer (${body.expires_in})`)
+  t.equal(body.expires_in, 900, 'expires_in is the access lifetime (exp − iat), exactly')
+  // exp = the whole second of signing + 900 s: within the second before the request and the answer
+  t.ok(Date.parse(body.expires_at) > before - 1000 + 900_000 && Date.parse(body.expires_at) <= after + 900_000, 'expires_at is the signing second + 15 min')
   t.strictSame(body, tokenResponse(body, {
     id: body.user.id,
     email: 'new@example.com',
