@@ -24,15 +24,16 @@ export function toUserResponse (user: User): UserResponse {
 }
 
 /**
- * `expires_in` rounds up: `exp` is a whole second no later than iat + TTL, so a fresh pair says
- * the configured TTL (900), never 899 because the clock moved past a half second meanwhile.
+ * `expires_in` is the access token's lifetime, `exp − iat` (RFC 6749 §5.1), so a fresh pair always
+ * says the configured TTL: counting down from the moment of answering said 899 whenever a second
+ * boundary passed between signing (on a whole-second `iat`) and answering.
  */
 export function toTokenResponse (pair: TokenPair): TokenResponse {
   return {
     access_token: pair.accessToken,
     refresh_token: pair.refreshToken,
     token_type: 'Bearer',
-    expires_in: Math.max(0, Math.ceil((pair.accessExpiresAt - Date.now()) / 1000)),
+    expires_in: pair.accessLifetime,
     expires_at: new Date(pair.accessExpiresAt).toISOString(),
     refresh_expires_at: new Date(pair.refreshExpiresAt).toISOString(),
     user: toUserResponse(pair.user)

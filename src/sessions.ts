@@ -12,6 +12,8 @@ export interface TokenPair {
   accessToken: string
   refreshToken: string
   accessExpiresAt: number
+  /** seconds from the access token's `iat` to its `exp`: its whole lifetime */
+  accessLifetime: number
   refreshExpiresAt: number
   user: User
 }
@@ -133,6 +135,7 @@ export class SessionService {
       accessToken: this.tokens.sign(access),
       refreshToken: this.tokens.sign(refresh),
       accessExpiresAt: access.exp * 1000,
+      accessLifetime: access.exp - access.iat,
       refreshExpiresAt: refresh.exp * 1000,
       user
     }

@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type LightMyRequestResponse } from 'fastify'
 import { Kysely, type Dialect, type RawBuilder } from 'kysely'
 import pg from 'pg'
+import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 
@@ -50,7 +51,7 @@ export function testConfig (t: TestContext, values: Record<string, unknown> = {}
       LOG_LEVEL: 'silent',
       ARGON2_MEMORY_COST: 1024,
       ARGON2_TIME_COST: 1,
-      // a loaded test machine lags past any threshold: shedding is tested on its own (under-pressure.test.ts)
+      // a loaded test machine lags past any threshold: shedding is tested on its own (test/plugins/under-pressure.test.ts)
       MAX_EVENT_LOOP_DELAY: 0,
       ...values
     }
@@ -72,6 +73,20 @@ export async function buildFrom (t: TestContext, config: Config, options: BuildH
   const app = await buildApp(config, options)
   t.teardown(() => app.close())
   await options.setup?.(app)
+  await app.ready()
+  return app
+}
+
+/**
+ * A bare Fastify with the test configuration and only `plugins`, for a plugin tested on its own;
+ * `setup` adds the routes that exercise it. Ready, closed at teardown.
+ */
+export async function buildBare (t: TestContext, plugins: FastifyPluginAsync[], setup: (app: FastifyInstance) => unknown, values: Record<string, unknown> = {}): Promise<FastifyInstance> {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(configPlugin, { config: testConfig(t, values) })
+  for (const plugin of plugins) await app.register(plugin)
+  await setup(app)
   await app.ready()
   return app
 }
@@ -222,6 +237,23 @@ export function tokenResponse (body: Record<string, unknown>, user: Record<strin
 
 export function authHeader (token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` }
+}
+
+/** Each Set-Cookie header as { name, value, attributes } with attribute names lower-cased. */
+export function setCookies (res: LightMyRequestResponse): { name: string, value: string, attributes: Record<string, string | true> }[] {
+  const header = res.headers['set-cookie']
+  const lines = header === undefined ? [] : [header].flat()
+  return lines.map((line) => {
+    const [pair = '', ...rest] = line.split(';').map((part) => part.trim())
+    const eq = pair.indexOf('=')
+    const attributes: Record<string, string | true> = {}
+    for (const part of rest) {
+      const at = part.indexOf('=')
+      if (at === -1) attributes[part.toLowerCase()] = true
+      else attributes[part.slice(0, at).toLowerCase()] = part.slice(at + 1)
+    }
+    return { name: pair.slice(0, eq), value: pair.slice(eq + 1), attributes }
+  })
 }
 
 /** A cookie value from a response's Set-Cookie headers. */

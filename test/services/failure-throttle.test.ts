@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { createRedis } from '../../src/redis.js'
 import { RedisCounterStore } from '../../src/redis-counters.js'
 import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../../src/throttle.js'
-import { TEST_REDIS_URL, uniquePrefix } from '../redis-helper.js'
+import { TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
 
 /* The reservation semantics of the failure throttle, on both counter stores. */
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, createUser, login } from '../../helper.js'
-import { TEST_REDIS_URL, uniquePrefix } from '../../redis-helper.js'
+import { TEST_REDIS_URL, uniquePrefix } from '../../redis/helper.js'
 
 /*
  * The failure throttle counts an attempt before the password is hashed: guesses sent all at once
