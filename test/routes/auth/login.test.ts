@@ -55,7 +55,7 @@ t.test('POST /auth/login answers a TokenResponse with the user, uncacheable', as
   }))
 })
 
-t.test('POST /auth/login issues HS256 access and refresh tokens carrying the claims of SPEC §3', async (t) => {
+t.test('POST /auth/login issues HS256 access and refresh tokens carrying the documented claims', async (t) => {
   const app = await build(t)
   const user = await createUser(app, { email: 'claims@example.com', roles: ['user', 'editor'] })
   const res = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: PASSWORD } })
