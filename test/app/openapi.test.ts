@@ -17,7 +17,7 @@ diagnostics.subscribe('fastify.initialization', (message) => {
 })
 
 /**
- * SPEC §1/§5: the statuses each operation can answer; reserved paths answer 501, and any route
+ * The statuses each operation can answer; reserved paths answer 501, and any route
  * may be shed with a 503 by @fastify/under-pressure.
  */
 const STATUSES: Record<string, number[]> = {
@@ -104,7 +104,7 @@ t.test('every route the app serves is documented with its statuses, and nothing 
   for (const name of RESERVED) {
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) expected.push(`${method} /auth/${name}`)
   }
-  t.same(served, expected.sort(), 'the app serves the SPEC §1 routes')
+  t.same(served, expected.sort(), 'the app serves the documented routes')
   t.same([...operations.keys()].sort(), served, 'the document has exactly the served operations')
 
   for (const [key, operation] of operations) {
