@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AUDIT_EVENTS } from '../src/audit.js'
-import { Timestamp, Uuid } from './common.js'
+import { ref, Timestamp, Uuid } from './common.js'
 import { PaginationMeta, UserListQuery } from './users.js'
 
 export const AuditEventName = Type.Union(AUDIT_EVENTS.map((event) => Type.Literal(event)))
@@ -26,11 +26,11 @@ export const AuditEventResponse = Type.Object({
   /** the client address */
   address: Nullable(Type.String()),
   detail: Nullable(Type.String())
-})
+}, { $id: 'AuditEvent' })
 export type AuditEventResponse = Static<typeof AuditEventResponse>
 
 export const AuditListResponse = Type.Object({
-  data: Type.Array(AuditEventResponse),
-  pagination: PaginationMeta
-})
+  data: Type.Array(ref(AuditEventResponse)),
+  pagination: ref(PaginationMeta)
+}, { $id: 'AuditList' })
 export type AuditListResponse = Static<typeof AuditListResponse>

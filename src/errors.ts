@@ -70,3 +70,12 @@ export function wwwAuthenticate (code: string, message: string): string | undefi
   }
   return undefined
 }
+
+/**
+ * Every `code` a body can carry: the catalogue's, and those the error handler and the client
+ * error handler write themselves. The OpenAPI document publishes them as ErrorResponse's enum.
+ */
+export function errorCodes (): string[] {
+  const written = ['bad_request', 'validation_failed', 'request_timeout', 'headers_too_large', 'internal_error']
+  return [...new Set([...[...catalogue].map((code) => code.toLowerCase()), ...written])].sort()
+}
