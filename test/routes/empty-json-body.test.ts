@@ -23,7 +23,7 @@ t.test('POST /auth/refresh with the cookie and an empty JSON body rotates the pa
   const res = await app.inject({ method: 'POST', url: '/auth/refresh', headers: { ...JSON_HEADER, origin: SELF }, cookies: { refresh_token: refreshToken }, payload: '' })
   t.equal(res.statusCode, 200)
   const body = res.json()
-  t.match(body, { access_token: JWT, refresh_token: JWT, expires_at: ISO, refresh_expires_at: ISO, expires_in: 900 })
+  t.match(body, { access_token: JWT, refresh_token: JWT, expires_at: ISO, refresh_expires_at: ISO, expires_in: Number })
   t.not(body.refresh_token, refreshToken)
   t.strictSame(body, tokenResponse(body, body.user))
 })
