@@ -1,6 +1,7 @@
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
+import { ACCESS_COOKIE, REFRESH_COOKIE } from '../src/credentials.js'
 import type { TokenPair } from '../src/sessions.js'
 
 declare module 'fastify' {
@@ -9,9 +10,6 @@ declare module 'fastify' {
     clearAuthCookies (): FastifyReply
   }
 }
-
-export const ACCESS_COOKIE = 'access_token'
-export const REFRESH_COOKIE = 'refresh_token'
 
 /**
  * The browser session (SPEC §3): HttpOnly so scripts cannot read the tokens, SameSite=Lax,

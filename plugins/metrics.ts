@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { COUNTED, rateLimiterOf, ServiceMetrics } from '../src/metrics.js'
+import { ServiceMetrics } from '../src/metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -10,8 +10,8 @@ declare module 'fastify' {
 }
 
 /**
- * Builds the per-app metrics registry (METRICS_ENABLED) and counts every 429 by the limiter
- * that refused it. Registered before the services, which it instruments.
+ * Builds the per-app metrics registry (METRICS_ENABLED), which counts what the services report
+ * through their events (429s of the route rate limits included: plugins/rate-limit.ts).
  * @see https://github.com/siimon/prom-client
  */
 export default fp(async function metricsPlugin (fastify: FastifyInstance) {
@@ -19,15 +19,8 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     fastify.decorate('metrics', null)
     return
   }
-  // read when scraped: the index is built by the services plugin, after this one
-  const metrics = new ServiceMetrics(() => fastify.revocations.size)
+  const { services } = fastify
+  const metrics = new ServiceMetrics(() => services.revocations.size)
+  metrics.observe(services.events)
   fastify.decorate('metrics', metrics)
-  // @fastify/rate-limit refuses in onRequest; the failure throttle's 429s are counted (and marked) where thrown
-  fastify.addHook('onError', (request, _reply, error, done) => {
-    if (error.statusCode === 429 && !(COUNTED in error)) {
-      const limit = request.routeOptions.config.rateLimit
-      metrics.throttled(rateLimiterOf(limit ? limit.groupId : undefined))
-    }
-    done()
-  })
-}, { name: 'metrics', dependencies: ['config'] })
+}, { name: 'metrics', dependencies: ['config', 'services'] })

@@ -53,17 +53,15 @@ function headersOf (status: string, rateLimited: boolean): Record<string, OpenAP
 
 /**
  * Statuses any route can answer, whatever its own schema lists: a malformed `%` escape in the
- * path is a 400 from the router, a path parameter over the router's length a 414, any route can
- * be shed with a 503 by @fastify/under-pressure (plugins/security.ts) or fail with a 500, and a
+ * path is a 400 from the router, any route can be shed with a 503 by @fastify/under-pressure (plugins/security.ts) or fail with a 500, and a
  * route that reads a body can meet malformed JSON (400), an oversized body (413) or another
  * media type (415). Reserved routes answer 501 before they read anything. An operation that
  * answers 429 is rate limited, so each of its answers carries the RateLimit headers.
  */
-function completeResponses (method: string, path: string, operation: OpenAPI.OperationObject): OpenAPI.ResponsesObject {
+function completeResponses (method: string, operation: OpenAPI.OperationObject): OpenAPI.ResponsesObject {
   const responses: OpenAPI.ResponsesObject = { ...operation.responses }
   const reserved = responses['501'] !== undefined
   const extra = reserved ? [400, 503] : BODY_METHODS.has(method) ? [400, 413, 415, 500, 503] : [400, 500, 503]
-  if (!reserved && path.includes('{')) extra.push(414)
   for (const status of extra) responses[String(status)] ??= errorResponse(status)
   const rateLimited = responses['429'] !== undefined
   for (const [status, value] of Object.entries(responses)) {
@@ -94,7 +92,7 @@ function completeOperation (method: string, path: string, operation: OpenAPI.Ope
     operationId: operation.operationId ?? operationIdOf(method, path),
     // declared on every operation: [] says "no credentials", so a linter knows it was meant
     security: operation.security ?? [],
-    responses: completeResponses(method, path, operation)
+    responses: completeResponses(method, operation)
   }
   const parameters = optionalDefaults(operation.parameters)
   if (parameters !== undefined) completed.parameters = parameters
@@ -106,7 +104,7 @@ function completeOperation (method: string, path: string, operation: OpenAPI.Ope
 }
 
 /**
- * `notBlank` is the rule library's own keyword (schemas/rules.ts), which no other validator
+ * `notBlank` is the rule library's own keyword (src/validation/), which no other validator
  * knows: the published document says the same in standard JSON Schema, "at least one
  * character that is not white space" (`\S` matches exactly what String#trim keeps).
  */

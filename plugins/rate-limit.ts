@@ -1,6 +1,7 @@
 import fastifyRateLimit from '@fastify/rate-limit'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Limiter } from '../src/services/events.js'
 import { rateLimited, type CounterStore } from '../src/throttle.js'
 
 type IncrCallback = (err: Error | null, result?: { current: number, ttl: number }) => void
@@ -27,6 +28,14 @@ function counterStore (counters: CounterStore) {
 
 export interface RouteRateLimit { max: number, timeWindow: number, groupId: string }
 
+/** The limiter each group is reported as when it refuses a request. */
+const LIMITER_OF_GROUP: Record<string, Limiter> = { login: 'login_rate', refresh: 'refresh_rate' }
+
+function limiterOf (request: FastifyRequest): Limiter {
+  const limit = request.routeOptions.config.rateLimit
+  return (limit ? LIMITER_OF_GROUP[limit.groupId ?? ''] : undefined) ?? 'other'
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Per-client-address limits for the routes that spend argon2 or refresh tokens. */
@@ -38,18 +47,20 @@ declare module 'fastify' {
  * @fastify/rate-limit, per route (nothing global): login, register and change-password share
  * LOGIN_RATE_LIMIT per client address (one group, so /auth/login and /api/auth/login count
  * together); refresh has its own. IETF draft `RateLimit-*` headers; a 429 is our ErrorResponse.
+ * Each refusal is reported, through the plugin's own `onExceeded`, as a `throttled` event.
  * @see https://github.com/fastify/fastify-rate-limit
  */
 export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
-  const { config } = fastify
+  const { config, services } = fastify
   await fastify.register(fastifyRateLimit, {
     global: false,
     enableDraftSpec: true,
     store: counterStore(fastify.counters),
+    onExceeded: (request) => { services.events.emit('throttled', { limiter: limiterOf(request) }) },
     errorResponseBuilder: (_request, context) => rateLimited(context.ttl / 1000)
   })
   fastify.decorate('rateLimits', {
     login: { max: config.loginRateLimit.max, timeWindow: config.loginRateLimit.windowSeconds * 1000, groupId: 'login' },
     refresh: { max: config.refreshRateLimit.max, timeWindow: config.refreshRateLimit.windowSeconds * 1000, groupId: 'refresh' }
   })
-}, { name: 'rate-limit', dependencies: ['config', 'counters'] })
+}, { name: 'rate-limit', dependencies: ['config', 'counters', 'services'] })

@@ -1,16 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { AuthService } from '../src/auth.js'
-import { PasswordHasher } from '../src/passwords.js'
-import { RevocationIndex } from '../src/revocation-index.js'
-import { RevocationSync } from '../src/revocation-sync.js'
-import { SessionService } from '../src/sessions.js'
-import { FailureThrottle } from '../src/throttle.js'
-import { TokenIssuer } from '../src/tokens.js'
-import { UserService } from '../src/users.js'
+import type { AuthService } from '../src/auth.js'
+import type { RevocationIndex } from '../src/revocations/revocation-index.js'
+import { createServices, type Services } from '../src/services/index.js'
+import type { SessionService } from '../src/sessions.js'
+import type { UserService } from '../src/users.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** Every service and the hub of their events (metrics and the audit trail subscribe to it). */
+    services: Services
     auth: AuthService
     sessions: SessionService
     users: UserService
@@ -18,58 +17,16 @@ declare module 'fastify' {
   }
 }
 
-const PRUNE_INTERVAL_MS = 60_000
-// four times a second: a revocation reaches every instance well within the second SPEC §3
-// allows, with room left for a busy event loop or a slow query (one small indexed read each time)
-const DEFAULT_POLL_MS = 250
-
 /**
- * Builds the framework-free services of src/ from the store and the JWT codec, loads the
- * revocation index, bootstraps the admin, and prunes what has expired once a minute.
+ * The services of src/, built by createServices and decorated for the routes; the admin is
+ * bootstrapped once every plugin is loaded, so its work is observed like any other.
  */
 export default fp(async function servicesPlugin (fastify: FastifyInstance) {
-  const { config, store } = fastify
-  const hasher = await PasswordHasher.create(config.argon2)
-  fastify.metrics?.instrumentHasher(hasher)
-  const tokens = new TokenIssuer(fastify.jwt, { issuer: config.jwtIssuer, accessTtl: config.accessTtl, refreshTtl: config.refreshTtl })
-  const audit = fastify.auditTrail.sink
-
-  const index = new RevocationIndex()
-  const now = new Date().toISOString()
-  for (const r of await store.revocations.listLive(now)) index.learn(r.session_id, Date.parse(r.expires_at))
-  const sync = new RevocationSync({
-    index,
-    source: store.revocations,
-    log: fastify.log,
-    redis: fastify.redis && config.redisUrl ? { publisher: fastify.redis, url: config.redisUrl, channel: `${config.redisPrefix}revocations` } : undefined,
-    pollMs: config.revocationPollMs ?? DEFAULT_POLL_MS,
-    // PostgreSQL is shared by nature, and so is one SQLite file under WORKERS > 1
-    pollWithoutRedis: config.revocationPollMs !== undefined || store.kind === 'postgres' || config.workers > 1,
-    since: Date.parse(now)
-  })
-  fastify.addHook('onClose', async () => { await sync.close() })
-  await sync.start()
-
-  const sessions = new SessionService(store, tokens, index, config, audit)
-  const users = new UserService(store, hasher, sessions)
-  fastify.decorate('revocations', index)
-  fastify.decorate('users', users)
-  fastify.decorate('sessions', sessions)
-  const throttle = new FailureThrottle(fastify.counters, config.loginMaxFailures, config.loginFailureWindow * 1000)
-  fastify.metrics?.instrumentThrottle(throttle)
-  fastify.decorate('auth', new AuthService(store, hasher, users, sessions, audit, throttle))
-
-  if (config.admin !== undefined && await users.bootstrapAdmin(config.admin.email, config.admin.password)) {
-    fastify.log.info({ email: config.admin.email }, 'created the admin user')
-  }
-
-  const prune = async () => {
-    const at = new Date()
-    index.prune(at.getTime())
-    await store.revocations.deleteExpired(at.toISOString())
-    await store.sessions.deleteExpired(at.toISOString())
-  }
-  const timer = setInterval(() => { prune().catch((err) => fastify.log.error({ err }, 'pruning expired sessions failed')) }, PRUNE_INTERVAL_MS)
-  timer.unref()
-  fastify.addHook('onClose', async () => { clearInterval(timer) })
-}, { name: 'services', dependencies: ['config', 'db', 'jwt', 'counters', 'metrics', 'audit'] })
+  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters })
+  fastify.decorate('services', services)
+  fastify.decorate('auth', services.auth)
+  fastify.decorate('sessions', services.sessions)
+  fastify.decorate('users', services.users)
+  fastify.decorate('revocations', services.revocations)
+  fastify.addHook('onReady', async () => { await services.bootstrapAdmin() })
+}, { name: 'services', dependencies: ['config', 'db', 'counters'] })

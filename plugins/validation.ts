@@ -2,14 +2,15 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import { addRules } from '../schemas/rules.js'
+import { addRules } from '../src/validation/index.js'
 
 /**
- * Ajv's options, decided on purpose: every error is reported (every string and array is
- * bounded, so that stays cheap), unknown body properties are refused rather than stripped, and
- * types are coerced in the query string and path only, never in a body. Unknown query
- * parameters are dropped before the handler sees them: caches and clients add their own
- * (`?_=123`), and a URL's extras change nothing a body's would.
+ * Ajv's options, decided on purpose (docs/validation.md): every error is reported (every string
+ * and array is bounded, so that stays cheap, and ajv-errors' `errorMessage` overrides require
+ * it), unknown body properties are refused rather than stripped, and types are coerced in the
+ * query string and path only, never in a body. Unknown query parameters are dropped before the
+ * handler sees them: caches and clients add their own (`?_=123`), and a URL's extras change
+ * nothing a body's would.
  */
 export default fp(async function validationPlugin (fastify: FastifyInstance) {
   const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: true, strictTypes: false }

@@ -4,11 +4,11 @@ import { LogoutQuery, RefreshRequest, TokenResponse } from '../schemas/auth.js'
 import { ref, SetCookie } from '../schemas/common.js'
 import { errorResponses } from '../schemas/errors.js'
 import { CreateUserRequest, UserResponse } from '../schemas/users.js'
-import { REFRESH_COOKIE } from '../plugins/cookies.js'
+import { readAccessCredential, REFRESH_COOKIE } from '../src/credentials.js'
 import { RegistrationDisabled, TokenMissing, TokenRevoked, ValidationFailed } from '../src/errors.js'
-import { NO_STORE, toTokenResponse, toUserResponse } from '../src/responses.js'
 import type { Claims } from '../src/tokens.js'
 import loginRoute from './login.js'
+import { toTokenResponse, toUserResponse } from './responses.js'
 
 /** /auth: sign-in, refresh, logout, the current user and self-registration (SPEC §1, §3). */
 const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -21,7 +21,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const fromCookie = request.cookies[REFRESH_COOKIE]
     if (fromCookie === undefined) return undefined
     // SPEC §3: a request with a Bearer header is not subject to the check (no form can send one)
-    if (!/^bearer/i.test(request.headers.authorization ?? '')) fastify.assertTrustedOrigin(request)
+    if (readAccessCredential(request)?.source !== 'bearer') fastify.assertTrustedOrigin(request)
     return { token: fromCookie, fromCookie: true }
   }
 
@@ -37,13 +37,12 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: RefreshRequest,
       response: { 200: ref(TokenResponse, { headers: { 'Set-Cookie': SetCookie('When the refresh token came from the cookie, the new cookie pair') } }), ...errorResponses(400, 401, 403, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.refresh }
+    config: { rateLimit: fastify.rateLimits.refresh, noStore: true }
   }, async (request, reply) => {
     const presented = refreshTokenOf(request, request.body)
     if (presented === undefined) throw new ValidationFailed({ refresh_token: ['The refresh_token field is required'] })
     const pair = await sessions.refresh(presented.token, { ip: request.ip })
     if (presented.fromCookie) reply.setAuthCookies(pair)
-    reply.headers(NO_STORE)
     return toTokenResponse(pair)
   })
 
@@ -66,8 +65,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     let claims: Claims | undefined
     try {
       const presented = refreshTokenOf(request, request.body)
-      if (presented !== undefined) claims = sessions.verifyRefresh(presented.token)
-      else if (request.headers.authorization !== undefined || request.cookies.access_token !== undefined) claims = fastify.authenticate(request)
+      claims = presented !== undefined ? sessions.verifyRefresh(presented.token) : fastify.verifiedClaimsOf(request)
     } catch (err) {
       // signing out of a session that is already over has succeeded
       if (!(err instanceof TokenRevoked && scope === 'local')) throw err
@@ -84,6 +82,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       security: [{ bearerAuth: [] }, { cookieAuth: [] }],
       response: { 200: ref(UserResponse), ...errorResponses(401) }
     },
+    config: { noStore: true },
     // the /api guard, outside /api: no access declared, so any valid access token passes
     onRequest: fastify.apiGuard
   }, async (request) => {
@@ -99,13 +98,13 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: CreateUserRequest,
       response: { 201: ref(TokenResponse), ...errorResponses(400, 403, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.login },
+    config: { rateLimit: fastify.rateLimits.login, noStore: true },
     // refused before the body is read: disabled means 403 whatever the body
     onRequest: (_request, _reply, done) => { done(config.enableRegister ? undefined : new RegistrationDisabled()) }
   }, async (request, reply) => {
     const { email, password, name, age } = request.body
     const pair = await fastify.auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip })
-    return reply.code(201).headers(NO_STORE).send(toTokenResponse(pair))
+    return reply.code(201).send(toTokenResponse(pair))
   })
 }
 

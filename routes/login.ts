@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenResponse } from '../schemas/auth.js'
 import { ref, SetCookie } from '../schemas/common.js'
 import { errorResponses } from '../schemas/errors.js'
-import { NO_STORE, toTokenResponse } from '../src/responses.js'
+import { toTokenResponse } from './responses.js'
 
 /**
  * POST /login, mounted under /auth and under /api (where it is the one route without a token).
@@ -16,12 +16,11 @@ const loginRoute: FastifyPluginAsyncTypebox = async (fastify) => {
       body: LoginRequest,
       response: { 200: ref(TokenResponse, { headers: { 'Set-Cookie': SetCookie('With `remember: true`, the cookie pair') } }), ...errorResponses(400, 401, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.login }
+    config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { email, password, remember } = request.body
     const pair = await fastify.auth.login(email, password, { ip: request.ip })
     if (remember === true) reply.setAuthCookies(pair)
-    reply.headers(NO_STORE)
     return toTokenResponse(pair)
   })
 }

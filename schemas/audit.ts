@@ -1,9 +1,21 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AUDIT_EVENTS } from '../src/audit.js'
 import { ref, Timestamp, Uuid } from './common.js'
 import { PaginationMeta, UserListQuery } from './users.js'
 
+/** Every security event the audit trail records (src/audit.ts writes them, GET /api/audit filters by them). */
+export const AUDIT_EVENTS = [
+  'login_succeeded',
+  'login_failed',
+  'refreshed',
+  'refresh_reuse_detected',
+  'logged_out',
+  'registered',
+  'sessions_revoked',
+  'password_changed'
+] as const
+
 export const AuditEventName = Type.Union(AUDIT_EVENTS.map((event) => Type.Literal(event)))
+export type AuditEventName = Static<typeof AuditEventName>
 
 /** GET /api/audit: the users list's paging (same bounds and defaults) plus two filters. */
 export const AuditListQuery = Type.Object({

@@ -11,7 +11,7 @@ export type LoginRequest = Static<typeof LoginRequest>
 
 /**
  * The refresh token may come from the `refresh_token` cookie instead, so its absence is checked
- * in the handler; a blank one in the body still fails `required` (SPEC §5).
+ * in the handler; a blank one in the body still fails `required`.
  */
 export const RefreshRequest = Type.Object({
   refresh_token: Type.Optional(Type.String({ notBlank: true, maxLength: 4096 }))

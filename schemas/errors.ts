@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 
-/** SPEC §5: every error body. `errors` only on 422, `request_id` only on 500. */
+/** Every error body (docs/api.md). `errors` only on 422, `request_id` only on 500. */
 export const ErrorResponse = Type.Object({
   error: Type.String(),
   message: Type.String(),
@@ -22,7 +22,7 @@ export type ErrorResponse = Static<typeof ErrorResponse>
  * OpenAPI document holds it once as a component. The serializer resolves the same reference,
  * and the schema keeps `errors`, so a 422 keeps its field map.
  */
-export function errorRef (status: number): TSchema {
+function errorRef (status: number): TSchema {
   return Type.Unsafe<ErrorResponse>(Type.Ref('ErrorResponse', { description: STATUS_CODES[status] ?? 'Error' }))
 }
 

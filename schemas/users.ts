@@ -44,7 +44,7 @@ export const UserListQuery = Type.Object({
 }, { additionalProperties: false })
 export type UserListQuery = Static<typeof UserListQuery>
 
-/** The seed's formulas, applied as written (SPEC §2). */
+/** The pagination block's formulas, as docs/api.md gives them. */
 export const PaginationMeta = Type.Object({
   current_page: Type.Integer(),
   per_page: Type.Integer(),

@@ -1,21 +1,12 @@
+import type { AuditEventName } from '../schemas/audit.js'
 import { auditEventId, type AuditEntry, type AuditFilter } from './db/audit-events.js'
 import type { Store } from './db/store.js'
 
 /** Where a request came from, for audit lines (never a token or a password). */
 export interface RequestContext { ip: string }
 
-export const AUDIT_EVENTS = [
-  'login_succeeded',
-  'login_failed',
-  'refreshed',
-  'refresh_reuse_detected',
-  'logged_out',
-  'registered',
-  'sessions_revoked',
-  'password_changed'
-] as const
-
-export type AuditEvent = typeof AUDIT_EVENTS[number]
+/** The list is a schema constant (schemas/audit.ts): the API validates the same names the trail writes. */
+export type AuditEvent = AuditEventName
 
 export interface AuditRecord {
   event: AuditEvent
@@ -25,7 +16,7 @@ export interface AuditRecord {
   detail?: string
 }
 
-/** One structured line per security event; the plugin decides where it goes. */
+/** How a service reports a security event; createServices makes each an `audit` event that the trail observes. */
 export type AuditSink = (record: AuditRecord, context: RequestContext) => void
 
 /** The part of a pino logger the trail writes to. */
@@ -57,13 +48,11 @@ export class AuditTrail {
 
   constructor (
     private readonly store: Pick<Store, 'auditEvents'>,
-    private readonly log: AuditLogger,
-    private readonly observe: (event: AuditEvent) => void = () => {}
+    private readonly log: AuditLogger
   ) {}
 
   readonly sink: AuditSink = ({ event, userId, sessionId, email, detail }, { ip }) => {
     this.log.info({ audit: event, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
-    this.observe(event)
     if (this.pending >= PENDING_LIMIT) {
       this.dropped++
       return

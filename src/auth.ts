@@ -7,6 +7,9 @@ import type { FailureThrottle } from './throttle.js'
 import type { Claims } from './tokens.js'
 import { normalizeEmail, type NewAccount, type UserService } from './users.js'
 
+/** The failure throttles: sign-in per email and address, the current password per user and address. */
+export interface AuthThrottles { login: FailureThrottle, password: FailureThrottle }
+
 /** Email-and-password sign-in and self-registration. */
 export class AuthService {
   constructor (
@@ -15,22 +18,22 @@ export class AuthService {
     private readonly users: UserService,
     private readonly sessions: SessionService,
     private readonly audit: AuditSink,
-    private readonly throttle: FailureThrottle
+    private readonly throttles: AuthThrottles
   ) {}
 
   /** Unknown email and wrong password give the same error after the same argon2 work. */
   async login (email: string, password: string, context: RequestContext): Promise<TokenPair> {
     const normalized = normalizeEmail(email)
     const throttleKey = `login:${normalized}:${context.ip}`
-    await this.throttle.assertAllowed(throttleKey)
+    await this.throttles.login.assertAllowed(throttleKey)
     const user = await this.store.users.findByEmail(normalized)
     const ok = await this.hasher.verify(user?.passwordHash, password)
     if (!ok || user === undefined) {
-      await this.throttle.recordFailure(throttleKey)
+      await this.throttles.login.recordFailure(throttleKey)
       this.audit({ event: 'login_failed', email: normalized, userId: user?.id }, context)
       throw new InvalidCredentials()
     }
-    await this.throttle.reset(throttleKey)
+    await this.throttles.login.reset(throttleKey)
     if (this.hasher.needsRehash(user.passwordHash)) {
       // only over the hash just verified: a password changed meanwhile must not be reverted
       await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
@@ -47,19 +50,24 @@ export class AuthService {
     return pair
   }
 
-  /** A new password ends every other session of the user; the caller's own keeps working. */
+  /**
+   * A new password ends every other session of the user; the caller's own keeps working. The
+   * new hash is made before the transaction opens: argon2 waits its turn on libuv's pool, and
+   * a transaction held meanwhile would hold SQLite's one connection from every other request.
+   */
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const user = await this.store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
     const throttleKey = `password:${user.id}:${context.ip}`
-    await this.throttle.assertAllowed(throttleKey)
+    await this.throttles.password.assertAllowed(throttleKey)
     if (!await this.hasher.verify(user.passwordHash, currentPassword)) {
-      await this.throttle.recordFailure(throttleKey)
+      await this.throttles.password.recordFailure(throttleKey)
       throw new InvalidPassword()
     }
-    await this.throttle.reset(throttleKey)
+    await this.throttles.password.reset(throttleKey)
+    const passwordHash = await this.hasher.hash(newPassword)
     await this.store.transaction(async (tx) => {
-      await tx.users.setPasswordHash(user.id, await this.hasher.hash(newPassword), new Date().toISOString())
+      await tx.users.setPasswordHash(user.id, passwordHash, new Date().toISOString())
       await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, 'password_changed', context, tx)
     })
     this.audit({ event: 'password_changed', userId: user.id, sessionId: caller.session_id }, context)

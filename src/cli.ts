@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { ruleFormats } from '../schemas/rules.js'
+import { ruleFormats } from './validation/index.js'
 import { ConfigError, loadConfig } from './config.js'
 import { connect } from './db/store.js'
-import { PasswordHasher } from './passwords.js'
-import { createAccount } from './users.js'
+import { createServices } from './services/index.js'
 
 const USAGE = `Usage:
   gatehouse migrate
@@ -39,7 +38,9 @@ async function createUser (args: string[]): Promise<string> {
   const store = await connect(config.databaseUrl, { poolMax: config.databasePoolMax })
   try {
     await store.migrate()
-    const user = await createAccount(store, await PasswordHasher.create(config.argon2), {
+    // the server's own services, so the CLI creates a user exactly as the API does
+    const { users } = await createServices({ config, store, log: { info () {} } })
+    const user = await users.create({
       email: values.email,
       password,
       name: values.name,

@@ -1,4 +1,4 @@
-import type { FastifyServerOptions } from 'fastify'
+import type { LoggerOptions } from 'pino'
 import type { Config } from './config.js'
 
 /** Tokens, passwords, cookies and the Authorization header never reach a log line (SPEC §7). */
@@ -17,7 +17,8 @@ const REDACT = [
 /** A pino destination: anything with `write(line)`. */
 export interface LogStream { write (line: string): void }
 
-export function loggerOptions (config: Config, stream?: LogStream): FastifyServerOptions['logger'] {
+/** pino's options (Fastify's `logger` takes them as they are), plus the destination tests read. */
+export function loggerOptions (config: Config, stream?: LogStream): LoggerOptions & { stream?: LogStream } {
   return {
     level: config.logLevel,
     redact: { paths: REDACT, censor: '[redacted]' },

@@ -1,30 +1,12 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { AuditEvent } from './audit.js'
-import type { PasswordHasher } from './passwords.js'
-import type { FailureThrottle } from './throttle.js'
-
-/**
- * The limiters a 429 can come from. Labels are only ever these fixed names (never a user, an
- * address or a path parameter), so the number of series stays bounded whatever the traffic.
- */
-export const LIMITERS = ['login_rate', 'refresh_rate', 'login_failures', 'password_failures', 'other'] as const
-export type Limiter = typeof LIMITERS[number]
-
-/** @fastify/rate-limit groups (plugins/rate-limit.ts) and failure-throttle key prefixes (src/auth.ts). */
-const RATE_GROUPS: Record<string, Limiter> = { login: 'login_rate', refresh: 'refresh_rate' }
-const THROTTLE_PREFIXES: Record<string, Limiter> = { login: 'login_failures', password: 'password_failures' }
-
-export function rateLimiterOf (groupId: unknown): Limiter {
-  return (typeof groupId === 'string' ? RATE_GROUPS[groupId] : undefined) ?? 'other'
-}
-
-/** Marks a 429 already counted where it was thrown, so the response hook does not count it again. */
-export const COUNTED = Symbol('gatehouse.metrics.counted')
+import { LIMITERS, type Limiter, type ServiceEvents } from './services/events.js'
 
 /**
  * The service's Prometheus metrics, in a registry of their own: every app (and every test)
- * has its own, and nothing lands in prom-client's global registry. The hot path only bumps
- * counters; the revocation gauge is read when scraped.
+ * has its own, and nothing lands in prom-client's global registry. They observe the services'
+ * events and never wrap a service. The hot path only bumps counters; the revocation gauge is
+ * read when scraped.
  */
 export class ServiceMetrics {
   readonly registry = new Registry()
@@ -53,51 +35,27 @@ export class ServiceMetrics {
     for (const limiter of LIMITERS) this.throttles.inc({ limiter }, 0)
   }
 
+  /** Counts what the services report: argon2 times, refusals by limiter, audit events. */
+  observe (events: ServiceEvents): void {
+    events.on('password', ({ operation, seconds }) => { this.hashing.observe({ operation }, seconds) })
+    events.on('throttled', ({ limiter }) => { this.throttled(limiter) })
+    events.on('audit', ({ record }) => { this.audited(record.event) })
+  }
+
   /** Audit events that are metrics too; the others are only audited. */
-  audited (event: AuditEvent): void {
+  private audited (event: AuditEvent): void {
     if (event === 'login_succeeded') this.logins.inc({ outcome: 'success' })
     else if (event === 'login_failed') this.logins.inc({ outcome: 'failure' })
     else if (event === 'refreshed') this.refreshes.inc()
     else if (event === 'refresh_reuse_detected') this.reuses.inc()
   }
 
-  throttled (limiter: Limiter): void {
+  private throttled (limiter: Limiter): void {
     this.throttles.inc({ limiter })
     if (limiter === 'login_failures') this.logins.inc({ outcome: 'throttled' })
   }
 
-  /** Times the hasher's own calls, so every caller (login, register, change-password) is measured. */
-  instrumentHasher (hasher: PasswordHasher): void {
-    const hash = hasher.hash.bind(hasher)
-    const verify = hasher.verify.bind(hasher)
-    hasher.hash = async (password) => await this.timed('hash', async () => await hash(password))
-    hasher.verify = async (passwordHash, password) => await this.timed('verify', async () => await verify(passwordHash, password))
-  }
-
-  /** Counts the failure throttle's refusals by the kind of key (login or password), never the key. */
-  instrumentThrottle (throttle: FailureThrottle): void {
-    const assertAllowed = throttle.assertAllowed.bind(throttle)
-    throttle.assertAllowed = async (key) => {
-      try {
-        await assertAllowed(key)
-      } catch (err) {
-        if ((err as { statusCode?: number }).statusCode !== 429) throw err
-        this.throttled(THROTTLE_PREFIXES[key.split(':', 1)[0] ?? ''] ?? 'other')
-        throw Object.assign(err as Error, { [COUNTED]: true })
-      }
-    }
-  }
-
   async scrape (): Promise<{ contentType: string, body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() }
-  }
-
-  private async timed<T> (operation: 'hash' | 'verify', work: () => Promise<T>): Promise<T> {
-    const end = this.hashing.startTimer({ operation })
-    try {
-      return await work()
-    } finally {
-      end()
-    }
   }
 }

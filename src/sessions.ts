@@ -4,7 +4,7 @@ import type { RevocationTarget } from './db/sessions.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
 import { RefreshTokenReused, TokenRevoked } from './errors.js'
-import type { RevocationIndex } from './revocation-index.js'
+import type { RevocationIndex } from './revocations/revocation-index.js'
 import type { Claims, TokenIssuer } from './tokens.js'
 
 export interface TokenPair {
@@ -12,6 +12,8 @@ export interface TokenPair {
   accessToken: string
   refreshToken: string
   accessExpiresAt: number
+  /** seconds from the access token's `iat` to its `exp`: its whole lifetime */
+  accessLifetime: number
   refreshExpiresAt: number
   user: User
 }
@@ -38,11 +40,11 @@ export class SessionService {
     const refresh = this.tokens.claims(user, sessionId, 'refresh', now)
     await this.store.sessions.create({
       id: sessionId,
-      user_id: user.id,
-      refresh_jti: refresh.jti,
-      refresh_claims: JSON.stringify(refresh),
-      created_at: iso(now * 1000),
-      expires_at: iso(refresh.exp * 1000)
+      userId: user.id,
+      refreshJti: refresh.jti,
+      refreshClaims: JSON.stringify(refresh),
+      createdAt: iso(now * 1000),
+      expiresAt: iso(refresh.exp * 1000)
     })
     return this.pair(user, refresh, now)
   }
@@ -59,9 +61,9 @@ export class SessionService {
       this.store.sessions.findById(claims.session_id),
       this.store.users.findById(claims.user_id)
     ])
-    if (session === undefined || session.revoked_at !== null || user === undefined) throw new TokenRevoked()
+    if (session === undefined || session.revokedAt !== null || user === undefined) throw new TokenRevoked()
     const now = Math.floor(nowMs / 1000)
-    if (session.refresh_jti === claims.jti) {
+    if (session.refreshJti === claims.jti) {
       const next = this.tokens.claims(user, session.id, 'refresh', now)
       const rotated = await this.store.sessions.rotate({
         sessionId: session.id,
@@ -77,10 +79,10 @@ export class SessionService {
       }
     }
     const current = await this.store.sessions.findById(claims.session_id)
-    if (current === undefined || current.revoked_at !== null) throw new TokenRevoked()
-    const graceEnds = current.rotated_at === null ? 0 : Date.parse(current.rotated_at) + this.settings.refreshReuseInterval * 1000
-    if (current.previous_jti === claims.jti && nowMs <= graceEnds) {
-      return this.pair(user, JSON.parse(current.refresh_claims) as Claims, now)
+    if (current === undefined || current.revokedAt !== null) throw new TokenRevoked()
+    const graceEnds = current.rotatedAt === null ? 0 : Date.parse(current.rotatedAt) + this.settings.refreshReuseInterval * 1000
+    if (current.previousJti === claims.jti && nowMs <= graceEnds) {
+      return this.pair(user, JSON.parse(current.refreshClaims) as Claims, now)
     }
     await this.revoke({ sessionId: session.id }, 'refresh_token_reused', context)
     this.audit({ event: 'refresh_reuse_detected', userId: user.id, sessionId: session.id }, context)
@@ -133,6 +135,7 @@ export class SessionService {
       accessToken: this.tokens.sign(access),
       refreshToken: this.tokens.sign(refresh),
       accessExpiresAt: access.exp * 1000,
+      accessLifetime: access.exp - access.iat,
       refreshExpiresAt: refresh.exp * 1000,
       user
     }

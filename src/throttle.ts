@@ -1,4 +1,5 @@
 import { RateLimited } from './errors.js'
+import type { Limiter, ServiceEvents } from './services/events.js'
 
 export interface Counter { count: number, resetAt: number }
 
@@ -50,22 +51,32 @@ export class MemoryCounterStore implements CounterStore {
 }
 
 /** A 429 that tells the client when to come back. */
-export function rateLimited (retryAfterSeconds: number): Error {
-  return Object.assign(new RateLimited(), { retryAfter: Math.max(1, Math.ceil(retryAfterSeconds)) })
+export function rateLimited (retryAfterSeconds: number): RateLimited {
+  return new RateLimited(retryAfterSeconds)
 }
 
 /**
  * Failed attempts per key (SPEC §7: one email from one address). At `max` failures within the
  * window, the key is refused — before any password is hashed — until the window passes; a
  * success resets it. Keying by email *and* address means an attacker elsewhere cannot lock a
- * user out of their own address.
+ * user out of their own address. A refusal is reported as a `throttled` event under the
+ * throttle's name.
  */
 export class FailureThrottle {
-  constructor (private readonly store: CounterStore, private readonly max: number, private readonly windowMs: number) {}
+  constructor (
+    private readonly store: CounterStore,
+    private readonly max: number,
+    private readonly windowMs: number,
+    readonly name: Limiter,
+    private readonly events?: ServiceEvents
+  ) {}
 
   async assertAllowed (key: string): Promise<void> {
     const counter = await this.store.peek(key)
-    if (counter !== undefined && counter.count >= this.max) throw rateLimited((counter.resetAt - Date.now()) / 1000)
+    if (counter !== undefined && counter.count >= this.max) {
+      this.events?.emit('throttled', { limiter: this.name })
+      throw rateLimited((counter.resetAt - Date.now()) / 1000)
+    }
   }
 
   async recordFailure (key: string): Promise<void> {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { TokenExpired, TokenInvalid } from './errors.js'
+import type { TokenCodec } from './token-codec.js'
+import { VerifiedTokenCache, type CacheLimits } from './token-cache.js'
 
 export type TokenType = 'access' | 'refresh'
 
@@ -21,12 +23,6 @@ export interface Claims {
 /** Who a token speaks for: the user's identity and grants at signing time. */
 export interface TokenSubject { id: string, email: string, roles: string[], isSuperuser: boolean }
 
-/** Signs and verifies compact JWS; verify throws on a bad signature, algorithm, issuer or exp. */
-export interface TokenCodec {
-  sign (claims: Claims): string
-  verify (token: string): unknown
-}
-
 export interface TokenLifetimes { issuer: string, accessTtl: number, refreshTtl: number }
 
 function isClaims (value: unknown): value is Claims {
@@ -37,8 +33,20 @@ function isClaims (value: unknown): value is Claims {
     typeof c.exp === 'number' && typeof c.jti === 'string' && (c.type === 'access' || c.type === 'refresh')
 }
 
+/** A bound on the bytes the cache may hold, far above what its entry count of real tokens needs. */
+const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
+
 export class TokenIssuer {
-  constructor (private readonly codec: TokenCodec, private readonly lifetimes: TokenLifetimes) {}
+  /** Tokens that verified, so a token presented again costs a Map lookup, not an HMAC. */
+  readonly cache: VerifiedTokenCache
+
+  constructor (
+    private readonly codec: TokenCodec,
+    private readonly lifetimes: TokenLifetimes,
+    cacheLimits: Partial<CacheLimits> = {}
+  ) {
+    this.cache = new VerifiedTokenCache({ maxEntries: 10_000, maxBytes: DEFAULT_CACHE_BYTES, ...cacheLimits })
+  }
 
   claims (subject: TokenSubject, sessionId: string, type: TokenType, nowSeconds: number): Claims {
     const ttl = type === 'access' ? this.lifetimes.accessTtl : this.lifetimes.refreshTtl
@@ -64,9 +72,14 @@ export class TokenIssuer {
   /**
    * RFC 8725 §3.11: the `type` claim keeps a refresh token from passing as an access token and
    * the reverse. fast-jwt accepts a token in the millisecond its exp is reached; SPEC §3 refuses
-   * it from that second, hence the check here.
+   * it from that second, hence the check here. Only a token that passed every check is cached.
    */
   verify (token: string, type: TokenType, nowMs: number): Claims {
+    const cached = this.cache.get(token, nowMs)
+    if (cached !== undefined) {
+      if (cached.type !== type) throw new TokenInvalid()
+      return cached
+    }
     let payload: unknown
     try {
       payload = this.codec.verify(token)
@@ -76,6 +89,7 @@ export class TokenIssuer {
     }
     if (!isClaims(payload) || payload.type !== type) throw new TokenInvalid()
     if (payload.exp * 1000 <= nowMs) throw new TokenExpired()
+    this.cache.set(token, payload)
     return payload
   }
 }

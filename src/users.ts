@@ -36,21 +36,6 @@ function losesGrant (before: User, after: UserChanges): boolean {
   return after.roles !== undefined && before.roles.some((role) => !after.roles?.includes(role))
 }
 
-/** Creates the account; the unique email index decides a race, reported as email_taken. */
-export async function createAccount (store: Store, hasher: PasswordHasher, account: NewAccount): Promise<User> {
-  const user = await store.users.create({
-    id: randomUUID(),
-    email: normalizeEmail(account.email),
-    name: account.name,
-    age: account.age ?? null,
-    passwordHash: await hasher.hash(account.password),
-    roles: account.roles,
-    isSuperuser: account.isSuperuser
-  }, new Date().toISOString())
-  if (user === undefined) throw new EmailTaken()
-  return user
-}
-
 export class UserService {
   constructor (
     private readonly store: Store,
@@ -58,8 +43,22 @@ export class UserService {
     private readonly sessions: SessionService
   ) {}
 
+  /**
+   * Creates the account, for every caller (the API, registration, the CLI, the admin
+   * bootstrap); the unique email index decides a race, reported as email_taken.
+   */
   async create (account: NewAccount): Promise<User> {
-    return await createAccount(this.store, this.hasher, account)
+    const user = await this.store.users.create({
+      id: randomUUID(),
+      email: normalizeEmail(account.email),
+      name: account.name,
+      age: account.age ?? null,
+      passwordHash: await this.hasher.hash(account.password),
+      roles: account.roles,
+      isSuperuser: account.isSuperuser
+    }, new Date().toISOString())
+    if (user === undefined) throw new EmailTaken()
+    return user
   }
 
   async findById (id: string): Promise<User | undefined> {

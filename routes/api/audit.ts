@@ -28,7 +28,7 @@ const auditRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: AuditListQuery,
       response: { 200: ref(AuditListResponse), ...errorResponses(401, 403, 422, 500) }
     },
-    config: { access: { roles: ['admin'] } }
+    config: { access: { roles: ['admin'] }, noStore: true }
   }, async (request) => {
     const { page, per_page: perPage, user_id: userId, event } = request.query
     const { entries, total } = await fastify.auditTrail.page({ userId, event }, page, perPage)

@@ -1,7 +1,36 @@
 import type { Kysely } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
 
-export type Session = SessionRow
+export interface Session {
+  id: string
+  userId: string
+  /** jti of the one refresh token that may rotate this session now */
+  refreshJti: string
+  /** payload of that refresh token, as JSON: re-signing it reproduces the token */
+  refreshClaims: string
+  /** the jti spent by the last rotation, honoured for the grace interval after `rotatedAt` */
+  previousJti: string | null
+  rotatedAt: string | null
+  createdAt: string
+  expiresAt: string
+  revokedAt: string | null
+}
+
+export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'expiresAt'>
+
+function toSession (row: SessionRow): Session {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    refreshJti: row.refresh_jti,
+    refreshClaims: row.refresh_claims,
+    previousJti: row.previous_jti,
+    rotatedAt: row.rotated_at,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at
+  }
+}
 
 export interface Rotation {
   sessionId: string
@@ -22,12 +51,23 @@ export interface RevokedSession { sessionId: string, userId: string }
 export class SessionRepository {
   constructor (private readonly db: Kysely<Database>) {}
 
-  async create (session: Omit<Session, 'previous_jti' | 'rotated_at' | 'revoked_at'>): Promise<void> {
-    await this.db.insertInto('sessions').values({ ...session, previous_jti: null, rotated_at: null, revoked_at: null }).execute()
+  async create (session: NewSession): Promise<void> {
+    await this.db.insertInto('sessions').values({
+      id: session.id,
+      user_id: session.userId,
+      refresh_jti: session.refreshJti,
+      refresh_claims: session.refreshClaims,
+      previous_jti: null,
+      rotated_at: null,
+      created_at: session.createdAt,
+      expires_at: session.expiresAt,
+      revoked_at: null
+    }).execute()
   }
 
   async findById (id: string): Promise<Session | undefined> {
-    return await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : toSession(row)
   }
 
   /**

@@ -1,3 +1,4 @@
+import { tracingChannel } from 'node:diagnostics_channel'
 import { Kysely, sql, type Dialect } from 'kysely'
 import { AuditEventRepository } from './audit-events.js'
 import { migrateToLatest } from './migrations.js'
@@ -23,6 +24,13 @@ export interface Store {
   close (): Promise<void>
 }
 
+/**
+ * Each transaction is traced here (start, then asyncEnd or error), its context naming the store,
+ * as Fastify and undici trace their work: an observer can tell what runs while a transaction
+ * holds a connection (SQLite has only one). With no subscriber it costs a check.
+ */
+export const transactionChannel = tracingChannel<unknown, { store: Store }>('gatehouse:db.transaction')
+
 class KyselyStore implements Store {
   readonly users: UserRepository
   readonly sessions: SessionRepository
@@ -38,7 +46,8 @@ class KyselyStore implements Store {
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {
     if (this.db.isTransaction) return await fn(this)
-    return await this.db.transaction().execute(async (trx) => await fn(new KyselyStore(this.kind, trx)))
+    const run = async () => await this.db.transaction().execute(async (trx) => await fn(new KyselyStore(this.kind, trx)))
+    return transactionChannel.hasSubscribers ? await transactionChannel.tracePromise(run, { store: this }) : await run()
   }
 
   async migrate () {

@@ -1,0 +1,223 @@
+import type { Redis } from 'ioredis'
+import type { Revocation } from '../db/revocations.js'
+import type { RevocationIndex } from './revocation-index.js'
+
+export interface RevocationSource { listSince (revokedAt: string): Promise<Revocation[]> }
+
+export interface SyncLogger {
+  info (obj: object, msg: string): void
+  warn (obj: object, msg: string): void
+  error (obj: object, msg: string): void
+}
+
+export interface RevocationSyncOptions {
+  index: RevocationIndex
+  source: RevocationSource
+  log: SyncLogger
+  /** Broadcast through Redis pub/sub: `publisher` is shared, the subscriber gets its own connection to `url`. */
+  redis?: { publisher: Redis, url: string, channel: string }
+  /** ms between catch-up reads while nothing broadcasts (no Redis, or Redis unreachable); 0 = never */
+  pollMs: number
+  /** Whether to poll when there is no Redis at all (the store is shared by several processes). */
+  pollWithoutRedis: boolean
+  /** Revocations before this were loaded at start (ms since epoch). */
+  since: number
+}
+
+/*
+ * The catch-up reads a little before the newest revocation seen: revoked_at is written by the
+ * revoking instance's clock and a transaction may commit after a later one, so rows can land
+ * slightly out of order. Learning one twice is harmless.
+ */
+const OVERLAP_MS = 5000
+
+/** How often the subscription is checked for a Redis that hangs (a ping, under the command timeout). */
+const HEARTBEAT_MS = 1000
+
+/** Bounds the revocations kept for a publisher that is down; past it, receivers' catch-up is the net. */
+const MAX_UNSENT = 10_000
+
+interface Message { session_id: string, expires_at: number }
+
+/**
+ * Keeps every instance's revocation index true (SPEC §3: refused everywhere within a second,
+ * no database read per request). A revocation made here is published; one published elsewhere
+ * is learnt. Whenever the subscription is (re)made, the revocations the broadcast may have
+ * missed are read from the database; while there is no broadcast, they are read every `pollMs`.
+ */
+export class RevocationSync {
+  private since: number
+  private subscriber: Redis | undefined
+  private timer: NodeJS.Timeout | undefined
+  private heartbeat: NodeJS.Timeout | undefined
+  /** the subscription is known to be down (an outage is reported once) */
+  private down = false
+  /** the connection is open but Redis does not answer */
+  private hung = false
+  private readFailing = false
+  private reading: Promise<void> | undefined
+  private closed = false
+  private readonly unsent: Message[] = []
+
+  constructor (private readonly options: RevocationSyncOptions) {
+    this.since = options.since
+  }
+
+  async start (): Promise<void> {
+    const { redis, index } = this.options
+    if (redis === undefined) {
+      if (this.options.pollWithoutRedis) this.startPolling()
+      return
+    }
+    const { createRedis, firstReady } = await import('../redis.js')
+    index.onAdd((sessionId, expiresAt) => { this.publish(redis.publisher, redis.channel, { session_id: sessionId, expires_at: expiresAt }) })
+    redis.publisher.on('ready', () => { this.flush(redis.publisher, redis.channel) })
+    const subscriber = createRedis(redis.url, {
+      down: (err) => { this.lost(err) },
+      up: () => { this.restored() }
+    }, 'gatehouse-revocations')
+    this.subscriber = subscriber
+    subscriber.on('message', (_channel: string, text: string) => { this.receive(text) })
+    this.heartbeat = setInterval(() => { this.checkAlive(subscriber, redis.channel) }, HEARTBEAT_MS)
+    this.heartbeat.unref()
+    const ready = await firstReady(subscriber)
+    // after every reconnect: subscribe first, then read what may have been missed meanwhile
+    subscriber.on('ready', () => { this.resubscribe(subscriber, redis.channel).catch(() => {}) })
+    if (ready || subscriber.status === 'ready') await this.resubscribe(subscriber, redis.channel)
+    else this.startPolling()
+  }
+
+  async close (): Promise<void> {
+    this.closed = true
+    this.stopPolling()
+    clearInterval(this.heartbeat)
+    this.subscriber?.disconnect()
+    await this.reading?.catch(() => {})
+  }
+
+  /** Reads the revocations newer than the last one seen (less the overlap) into the index. */
+  async catchUp (): Promise<void> {
+    // one read at a time, and always a fresh one: a read already under way may have started
+    // before the rows this call is after were committed
+    const reading = (this.reading?.catch(() => {}) ?? Promise.resolve()).then(async () => { await this.read() })
+    this.reading = reading
+    try {
+      await reading
+    } finally {
+      if (this.reading === reading) this.reading = undefined
+    }
+  }
+
+  private async read (): Promise<void> {
+    const rows = await this.options.source.listSince(new Date(this.since - OVERLAP_MS).toISOString())
+    for (const revocation of rows) {
+      this.options.index.learn(revocation.sessionId, Date.parse(revocation.expiresAt))
+      this.since = Math.max(this.since, Date.parse(revocation.revokedAt))
+    }
+  }
+
+  private async resubscribe (subscriber: Redis, channel: string): Promise<void> {
+    if (this.closed || subscriber.status !== 'ready') return
+    try {
+      await subscriber.subscribe(channel)
+    } catch {
+      // the connection dropped again: its next 'ready' retries, and the poll covers meanwhile
+      this.startPolling()
+      return
+    }
+    this.stopPolling()
+    await this.catchUpLogged()
+  }
+
+  /*
+   * A message this instance could not send is kept and sent when its connection returns: the
+   * other instances' connections may never have dropped, so no catch-up of theirs would find it.
+   */
+  private publish (publisher: Redis, channel: string, message: Message): void {
+    if (this.closed) return
+    if (publisher.status !== 'ready') {
+      this.keep(message)
+      return
+    }
+    publisher.publish(channel, JSON.stringify(message)).catch(() => { this.keep(message) })
+  }
+
+  private keep (message: Message): void {
+    if (this.unsent.length < MAX_UNSENT) this.unsent.push(message)
+  }
+
+  private flush (publisher: Redis, channel: string): void {
+    const now = Date.now()
+    const unsent = this.unsent.splice(0).filter((m) => m.expires_at > now)
+    for (const message of unsent) this.publish(publisher, channel, message)
+  }
+
+  private receive (text: string): void {
+    let message: Partial<Message>
+    try {
+      message = JSON.parse(text) as Partial<Message>
+    } catch {
+      return
+    }
+    const { session_id: sessionId, expires_at: expiresAt } = message
+    if (typeof sessionId === 'string' && sessionId.length <= 64 && typeof expiresAt === 'number' && Number.isFinite(expiresAt)) {
+      this.options.index.learn(sessionId, expiresAt)
+    }
+  }
+
+  /*
+   * A Redis that hangs keeps the subscription open and silent, which looks like a quiet one: a
+   * ping that times out counts as an outage (reported, the poll starts), and the first ping
+   * answered after it re-subscribes and catches up.
+   */
+  private checkAlive (subscriber: Redis, channel: string): void {
+    if (this.closed || subscriber.status !== 'ready') return
+    subscriber.ping().then(() => {
+      if (!this.hung) return
+      this.restored()
+      // messages published during the hang may be lost: subscribe again and catch up
+      return this.resubscribe(subscriber, channel)
+    }, (err: Error) => {
+      if (!this.hung && !this.closed && subscriber.status === 'ready') this.lost(err)
+      this.hung = true
+    }).catch(() => {})
+  }
+
+  private lost (err: Error | undefined): void {
+    if (this.down) return
+    this.down = true
+    this.options.log.warn({ err: err?.message }, 'revocation broadcast lost: reading revocations from the database until Redis returns')
+    this.startPolling()
+  }
+
+  private restored (): void {
+    this.hung = false
+    if (!this.down) return
+    this.down = false
+    this.options.log.info({}, 'revocation broadcast restored')
+  }
+
+  private startPolling (): void {
+    if (this.closed || this.timer !== undefined || this.options.pollMs <= 0) return
+    // a slow database skips ticks rather than piling reads up
+    this.timer = setInterval(() => { if (this.reading === undefined) this.catchUpLogged().catch(() => {}) }, this.options.pollMs)
+    // the poll alone never keeps a process (or a test run) alive
+    this.timer.unref()
+  }
+
+  private stopPolling (): void {
+    clearInterval(this.timer)
+    this.timer = undefined
+  }
+
+  /** A database outage is logged once, not on every poll. */
+  private async catchUpLogged (): Promise<void> {
+    try {
+      await this.catchUp()
+      this.readFailing = false
+    } catch (err) {
+      if (!this.closed && !this.readFailing) this.options.log.error({ err }, 'reading new revocations failed')
+      this.readFailing = true
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { AuditRecord, RequestContext } from '../audit.js'
+
+/**
+ * The limits a 429 can come from. Only these fixed names travel in events and metric labels
+ * (never a user, an address or a path parameter), so the number of series stays bounded.
+ */
+export const LIMITERS = ['login_rate', 'refresh_rate', 'login_failures', 'password_failures', 'other'] as const
+export type Limiter = typeof LIMITERS[number]
+
+/** What the services report, for whoever observes them (metrics, the audit trail). */
+export interface ServiceEventMap {
+  /** an argon2 operation finished: its own time, whichever service called it */
+  password: { operation: 'hash' | 'verify', seconds: number }
+  /** a request was refused by a limit */
+  throttled: { limiter: Limiter }
+  /** a security event */
+  audit: { record: AuditRecord, context: RequestContext }
+}
+
+export type ServiceEventName = keyof ServiceEventMap
+export type ServiceEventListener<K extends ServiceEventName> = (event: ServiceEventMap[K]) => void
+
+/**
+ * The services' events, one hub per set of services (so two apps in one process never hear
+ * each other). Observers subscribe; nothing wraps a service to learn what it did. With no
+ * listener an emit is a loop over an empty array.
+ */
+export class ServiceEvents {
+  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], audit: [] }
+
+  on<K extends ServiceEventName> (name: K, listener: ServiceEventListener<K>): void {
+    this.listeners[name].push(listener)
+  }
+
+  emit<K extends ServiceEventName> (name: K, event: ServiceEventMap[K]): void {
+    for (const listener of this.listeners[name]) listener(event)
+  }
+}

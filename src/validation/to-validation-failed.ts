@@ -1,0 +1,132 @@
+import type { ErrorObject } from 'ajv'
+import { ValidationFailed, type ValidationDetail } from '../errors.js'
+import { MESSAGES, ruleOf } from './messages.js'
+
+const PASSWORD_FIELD = /password/i
+const PASSWORD_FORMAT = /password/
+const MAX_VALUE = 256
+
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>
+  required?: string[]
+  items?: SchemaNode
+  else?: SchemaNode
+  anyOf?: SchemaNode[]
+  format?: string
+  /** ajv-errors' override, read to place one written for `required` */
+  errorMessage?: unknown
+}
+interface Failure { tag: string, message: string }
+interface Place { node?: SchemaNode, rank: number[], required: boolean }
+interface Field extends Place { name: string, path: string[], failures: Failure[] }
+
+/** `/address/city` + `zip` → [address, city, zip]: JSON names (pointer escapes decoded), array items by index. */
+function pathOf (error: ErrorObject, schema: SchemaNode | undefined): string[] {
+  const path = error.instancePath.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
+  const named = error.keyword === 'errorMessage' ? replacedRequired(error, locate(schema, path).node) : error
+  const missing = named?.params.missingProperty ?? named?.params.additionalProperty
+  if (typeof missing === 'string') path.push(missing)
+  return path
+}
+
+/**
+ * ajv-errors reports an override where its `errorMessage` is written. One for `required` is
+ * written on the object (`errorMessage: { required: { zip: '…' } }`) but is about the missing
+ * property, which the error it replaced names.
+ */
+function replacedRequired (error: ErrorObject, node: SchemaNode | undefined): ErrorObject | undefined {
+  const [replaced] = error.params.errors as ErrorObject[]
+  const message = node?.errorMessage
+  const forRequired = typeof message === 'object' && message !== null && 'required' in message
+  return forRequired && replaced?.keyword === 'required' ? replaced : undefined
+}
+
+/** The schema node a key leads to, looking through omitEmpty's else and a union's branches. */
+function childOf (node: SchemaNode | undefined, key: string): { node?: SchemaNode, rank: number, required: boolean } {
+  if (node === undefined) return { rank: Infinity, required: false }
+  const keys = node.properties === undefined ? [] : Object.keys(node.properties)
+  if (keys.includes(key)) return { node: node.properties?.[key], rank: keys.indexOf(key), required: node.required?.includes(key) ?? false }
+  if (node.items !== undefined && /^\d+$/.test(key)) return { node: node.items, rank: Number(key), required: false }
+  for (const branch of [node.else, ...(node.anyOf ?? [])]) {
+    const found = childOf(branch, key)
+    if (found.node !== undefined) return found
+  }
+  return { rank: Infinity, required: false }
+}
+
+/**
+ * Where a field sits: its properties' positions in the schema, so errors follow the schema's
+ * order (unknown fields last), and whether its object requires it.
+ */
+function locate (schema: SchemaNode | undefined, path: string[]): Place {
+  let node = schema
+  let required = false
+  const rank: number[] = []
+  for (const key of path) {
+    const child = childOf(node, key)
+    rank.push(child.rank)
+    node = child.node
+    required = child.required
+  }
+  return { node, rank, required }
+}
+
+function compareRanks (a: number[], b: number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return (a[i] ?? 0) < (b[i] ?? 0) ? -1 : 1
+  }
+  return a.length - b.length
+}
+
+function valueAt (data: unknown, path: string[]): unknown {
+  let value = data
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined
+    value = (value as Record<string, unknown>)[key]
+  }
+  return value
+}
+
+/** The value as text for `details`; any property named like a password inside it is blanked too. */
+function stringify (value: unknown): string {
+  if (value === undefined) return ''
+  const text = typeof value === 'string' ? value : JSON.stringify(value, (key, v: unknown) => (PASSWORD_FIELD.test(key) ? '' : v))
+  return text.length > MAX_VALUE ? Array.from(text.slice(0, 2 * MAX_VALUE)).slice(0, MAX_VALUE).join('') : text
+}
+
+/**
+ * Ajv's errors → the 422 body's `{field: [messages]}` (docs/api.md), fields in the schema's
+ * order. Every failing rule of every field is kept, except that an absent or blank required
+ * value reports only `required`: the other rules have nothing to say about a value that is not
+ * there. A schema's own `errorMessage` (ajv-errors) is used as written instead of the template.
+ * `schema` (the route's schema for this part) orders the fields and marks password-format fields.
+ */
+export function toValidationFailed (errors: ErrorObject[], context: string, data: unknown, withDetails: boolean, schema?: unknown): ValidationFailed {
+  const fields = new Map<string, Field>()
+  for (const error of errors) {
+    const path = pathOf(error, schema as SchemaNode | undefined)
+    const name = path.length > 0 ? path.join('.') : context
+    const field = fields.get(name) ?? { name, path, failures: [], ...locate(schema as SchemaNode | undefined, path) }
+    const rule = ruleOf(error, { value: valueAt(data, path), required: field.required })
+    if (rule === null) continue
+    const template = MESSAGES[rule.template] ?? MESSAGES.invalid ?? ''
+    const message = rule.message ?? template.replace(/\b[FP]\b/g, (k) => (k === 'F' ? name : String(rule.param)))
+    if (!field.failures.some((f) => f.message === message)) field.failures.push({ tag: rule.tag, message })
+    fields.set(name, field)
+  }
+  const sorted = [...fields.values()].sort((a, b) => compareRanks(a.rank, b.rank))
+
+  const result: Record<string, string[]> = {}
+  const details: ValidationDetail[] = []
+  for (const field of sorted) {
+    const { node } = field
+    const required = field.failures.find((f) => f.tag === 'required')
+    const kept = required ? [required] : field.failures
+    result[field.name] = kept.map((f) => f.message)
+    if (!withDetails) continue
+    const secret = PASSWORD_FIELD.test(field.name) || PASSWORD_FORMAT.test(node?.format ?? node?.else?.format ?? '')
+    const value = secret ? '' : stringify(valueAt(data, field.path))
+    for (const f of kept) details.push({ field: field.name, tag: f.tag, value, message: f.message })
+  }
+  return new ValidationFailed(result, withDetails ? details : undefined)
+}
