@@ -14,7 +14,7 @@ import type { OpenAPIV3_1 as OpenAPI } from 'openapi-types'
 /** Headers the service sets for a client to read: each must be documented where it appears. */
 const API_HEADERS = ['location', 'set-cookie', 'www-authenticate', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']
 
-interface Contract { document?: OpenAPI.Document, violations: string[] }
+interface Contract { app: FastifyInstance, document?: OpenAPI.Document, violations: string[] }
 const contracts = new WeakMap<FastifyInstance, Contract>()
 
 /** One Ajv per set of components (the same for nearly every app), one compiled validator per schema. */
@@ -88,10 +88,10 @@ function checkBody (document: OpenAPI.Document, response: OpenAPI.ResponseObject
 
 /** What one answer breaks of the document, or nothing when its route is not a documented operation. */
 function check (contract: Contract, request: FastifyRequest, reply: FastifyReply, payload: unknown): string[] {
-  const { document } = contract
   const url = request.routeOptions.url
   // a route that declares no response schema promises nothing (a test's own route): every route of the app declares one
-  if (document === undefined || url === undefined || request.routeOptions.schema?.response === undefined) return []
+  if (url === undefined || request.routeOptions.schema?.response === undefined) return []
+  const document = documentOf(contract)
   const method = request.method === 'HEAD' ? 'get' : request.method.toLowerCase()
   const operation = (document.paths?.[documentPath(url)] as Record<string, OpenAPI.OperationObject> | undefined)?.[method]
   if (operation === undefined) return []
@@ -101,25 +101,31 @@ function check (contract: Contract, request: FastifyRequest, reply: FastifyReply
   return request.method === 'HEAD' ? problems : [...problems, ...checkBody(document, response, payload)]
 }
 
-/** Adds the check to an app before ready() (an onSend hook added last, so every other hook has run). */
-export function watchContract (app: FastifyInstance): void {
-  const contract: Contract = { violations: [] }
-  contracts.set(app, contract)
-  app.addHook('onSend', async (request, reply, payload) => {
-    for (const problem of check(contract, request, reply, payload)) {
-      contract.violations.push(`${request.method} ${request.url} ${reply.statusCode}: ${problem}`)
-    }
-    return payload
-  })
+/**
+ * The app's own document: what GET /openapi.json serves (less the `servers` entry it adds per
+ * request), read without a request so no test sees an extra log line or hit, and only when a
+ * first answer needs it, so building an app costs no synchronous work (a test of load shedding
+ * measures the event loop right after build()).
+ */
+function documentOf (contract: Contract): OpenAPI.Document {
+  contract.document ??= JSON.parse(JSON.stringify(contract.app.swagger())) as OpenAPI.Document
+  return contract.document
 }
 
-/**
- * The app's own document once it is ready: what GET /openapi.json serves (less the `servers`
- * entry it adds per request), read without a request so no test sees an extra log line or hit.
- */
-export function loadContract (app: FastifyInstance): void {
-  const contract = contracts.get(app)
-  if (contract !== undefined) contract.document = JSON.parse(JSON.stringify(app.swagger())) as OpenAPI.Document
+/** Adds the check to an app before ready() (an onSend hook added last, so every other hook has run). */
+export function watchContract (app: FastifyInstance): void {
+  const contract: Contract = { app, violations: [] }
+  contracts.set(app, contract)
+  app.addHook('onSend', async (request, reply, payload) => {
+    let problems: string[]
+    try {
+      problems = check(contract, request, reply, payload)
+    } catch (err) {
+      problems = [`could not be checked: ${(err as Error).message}`]
+    }
+    for (const problem of problems) contract.violations.push(`${request.method} ${request.url} ${reply.statusCode}: ${problem}`)
+    return payload
+  })
 }
 
 /** The mismatches recorded so far (the array itself: a test that provokes some on purpose empties it). */

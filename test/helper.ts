@@ -9,7 +9,7 @@ import pg from 'pg'
 import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
-import { assertContract, loadContract, watchContract } from './contract.js'
+import { assertContract, watchContract } from './contract.js'
 
 /** A tap test, as far as the helpers need it. */
 export interface TestContext { teardown (fn: () => unknown): void }
@@ -79,7 +79,6 @@ export async function buildFrom (t: TestContext, config: Config, options: BuildH
   watchContract(app)
   t.teardown(() => { assertContract(app) })
   await app.ready()
-  loadContract(app)
   return app
 }
 
