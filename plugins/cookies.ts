@@ -12,7 +12,7 @@ declare module 'fastify' {
 }
 
 /**
- * The browser session (SPEC §3): HttpOnly so scripts cannot read the tokens, SameSite=Lax,
+ * The browser session (docs/api.md#cookies): HttpOnly so scripts cannot read the tokens, SameSite=Lax,
  * Secure in production, and the refresh cookie scoped to /auth so it travels only to the
  * routes that spend it. The JWTs are signed already, so the cookies themselves are not.
  * @see https://github.com/fastify/fastify-cookie

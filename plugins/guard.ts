@@ -5,7 +5,7 @@ import { CsrfRejected, Forbidden, TokenInvalid, TokenMissing } from '../src/erro
 import { isStateChanging, isTrustedOrigin } from '../src/origin.js'
 import type { Claims } from '../src/tokens.js'
 
-/** What a route declares about who may call it (SPEC §4). */
+/** What a route declares about who may call it (docs/api.md#access-control). */
 export interface RouteAccess {
   /** any one of these roles passes */
   roles?: string[]

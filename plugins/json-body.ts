@@ -51,7 +51,8 @@ function refuseLoneSurrogates (key: string, value: unknown): unknown {
 /**
  * The only body parser: application/json in UTF-8. Fastify's text/plain parser is removed, so
  * an HTML form cannot post to any route (415). Invalid UTF-8 and `__proto__`/`constructor`
- * keys are refused, and the parser's own detail is returned. An empty body is no body.
+ * keys are refused, and the parser's own detail is returned (docs/api.md#errors). An empty body
+ * is no body: the validation plugin checks it as {} where the route has a body schema.
  *
  * Duplicate keys: the last one wins (`{"email":"a","email":"b"}` is `{"email":"b"}`), as
  * JSON.parse (ECMA-262) and most JSON libraries do. The whole body is then validated as that

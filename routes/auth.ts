@@ -10,7 +10,7 @@ import type { Claims } from '../src/tokens.js'
 import loginRoute from './login.js'
 import { toTokenResponse, toUserResponse } from './responses.js'
 
-/** /auth: sign-in, refresh, logout, the current user and self-registration (SPEC §1, §3). */
+/** /auth: sign-in, refresh, logout, the current user and self-registration (docs/api.md#routes, #tokens-and-sessions). */
 const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { sessions, config } = fastify
 
@@ -20,7 +20,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     if (fromBody !== undefined) return { token: fromBody, fromCookie: false }
     const fromCookie = request.cookies[REFRESH_COOKIE]
     if (fromCookie === undefined) return undefined
-    // SPEC §3: a request with a Bearer header is not subject to the check (no form can send one)
+    // docs/api.md#csrf: a request with a Bearer header is not subject to the check (no form can send one)
     if (readAccessCredential(request)?.source !== 'bearer') fastify.assertTrustedOrigin(request)
     return { token: fromCookie, fromCookie: true }
   }

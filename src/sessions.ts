@@ -24,7 +24,7 @@ export interface SessionSettings { accessTtl: number, refreshReuseInterval: numb
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** Sessions: starting one, rotating its refresh token, and revoking it (SPEC §3). */
+/** Sessions: starting one, rotating its refresh token, and revoking it (docs/api.md#tokens-and-sessions). */
 export class SessionService {
   constructor (
     private readonly store: Store,

@@ -9,6 +9,7 @@ import pg from 'pg'
 import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
+import type { Claims } from '../src/tokens.js'
 import { assertContract, watchContract } from './contract.js'
 
 /** A tap test, as far as the helpers need it. */
@@ -238,6 +239,11 @@ export function tokenResponse (body: Record<string, unknown>, user: Record<strin
     refresh_expires_at: body.refresh_expires_at,
     user
   }
+}
+
+/** The payload of a JWT, read without verifying it (the test checks what the server signed). */
+export function claimsOf (token: string): Claims {
+  return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Claims
 }
 
 export function authHeader (token: string): { authorization: string } {

@@ -104,7 +104,7 @@ t.test('every route the app serves is documented with its statuses, and nothing 
   for (const name of RESERVED) {
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) expected.push(`${method} /auth/${name}`)
   }
-  t.same(served, expected.sort(), 'the app serves the SPEC §1 routes')
+  t.same(served, expected.sort(), 'the app serves the documented routes')
   t.same([...operations.keys()].sort(), served, 'the document has exactly the served operations')
 
   for (const [key, operation] of operations) {

@@ -250,7 +250,7 @@ t.test('no request to any route gets a 5xx, a non-ErrorResponse error, a leaked 
     const res = await app.inject(options)
     statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
     const where = `${options.method} ${options.url} → ${res.statusCode} ${res.body.slice(0, 300)}`
-    // 501 is the contract of the reserved paths (SPEC §1), not a failure
+    // 501 is the contract of the reserved paths (docs/api.md#routes), not a failure
     const reserved = res.statusCode === 501 && /^\/auth\/[\w-]+$/.test(options.url?.toString().split('?')[0] ?? '')
     if (res.statusCode >= 500 && !reserved) throw new Error(`5xx: ${where}`)
     if (res.statusCode < 400) return

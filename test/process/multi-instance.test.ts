@@ -8,7 +8,7 @@ import { startServer, type LogLine } from './server-process.js'
 import { BAD_LOGIN, RATE_LIMITED, REVOKED } from '../patterns.js'
 
 /*
- * Issue 5 items 3, 4, 6 and SPEC §8: several real server processes on one PostgreSQL schema
+ * Several real server processes on one PostgreSQL schema
  * and one Redis behave as one service — sessions, revocations and limits span instances, and
  * losing Redis costs sharing, never answers.
  */

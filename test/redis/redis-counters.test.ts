@@ -10,7 +10,7 @@ import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './helper.js'
 import { BAD_LOGIN, RATE_LIMITED } from '../patterns.js'
 
 /*
- * Issue 5 item 4: with REDIS_URL the counters behind every limit live in Redis, so limits hold
+ * With REDIS_URL the counters behind every limit live in Redis, so limits hold
  * across instances; while Redis is unreachable each instance counts locally and answers anyway.
  */
 

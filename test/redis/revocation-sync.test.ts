@@ -13,7 +13,7 @@ import { PrivateRedis, TEST_REDIS_URL, uniquePrefix } from './helper.js'
 import { REVOKED } from '../patterns.js'
 
 /*
- * Issue 5 item 3 / SPEC §3: a revocation on one instance is refused by every other within one
+ * A revocation on one instance is refused by every other within one
  * second, without a database read per request — broadcast through Redis, caught up from the
  * database after any reconnect, or polled when the store is shared and nothing broadcasts.
  */

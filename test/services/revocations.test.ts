@@ -6,7 +6,7 @@ import { authHeader, build, buildFrom, createUser, login, testConfig } from '../
 import { EXPIRED, REVOKED } from '../patterns.js'
 
 /*
- * SPEC §3: revocation is immediate, read from memory on every request (never the database),
+ * Revocation is immediate, read from memory on every request (never the database),
  * survives a restart, and the in-memory index stays bounded.
  */
 

@@ -10,7 +10,7 @@ import { EXPIRED, JWT } from '../patterns.js'
 
 /*
  * Every forged token starts from the claims of a real login's access token and changes one
- * thing, signed here with node:crypto, so each test proves exactly one rule of SPEC §3 /
+ * thing, signed here with node:crypto, so each test proves exactly one rule of docs/api.md#tokens-and-claims /
  * RFC 8725. The first test shows that the forging itself is sound: unchanged, it passes.
  */
 
@@ -88,7 +88,7 @@ t.test('a token forged here from a real login\'s claims is the real token byte f
   t.equal(asAdmin.json().id, other.id)
 })
 
-t.test('the access token of a login has the claims of SPEC §3', async (t) => {
+t.test('the access token of a login has the documented claims', async (t) => {
   const s = await signedIn(t)
   t.match(s.access, JWT)
   const header = JSON.parse(Buffer.from(s.access.split('.')[0] ?? '', 'base64url').toString('utf8'))

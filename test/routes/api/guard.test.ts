@@ -6,7 +6,7 @@ import { authHeader, build, cookieOf, createUser, login, type CreatedUser } from
 import { FORBIDDEN, ISO } from '../../patterns.js'
 
 /*
- * The /api boundary (SPEC §4) through GET /api/users/:id, which declares
+ * The /api boundary (docs/api.md#access-control) through GET /api/users/:id, which declares
  * `access: { roles: ['admin'], self: 'id' }`: token first, then the claims check, both before
  * the body is parsed or the params validated.
  */

@@ -5,7 +5,7 @@ import { authHeader, build, createUser, login, setCookies } from '../../helper.j
 const SELF = 'http://localhost:80'
 const csrfRejected = { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' }
 
-/** Exactly the access and refresh cookies of SPEC §3, carrying the body's tokens. */
+/** Exactly the access and refresh cookies of docs/api.md#cookies, carrying the body's tokens. */
 function assertAuthCookies (t: Test, res: LightMyRequestResponse, secure: boolean): void {
   const body = res.json()
   const extra = secure ? { secure: true as const } : {}
