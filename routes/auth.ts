@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { LogoutQuery, RefreshRequest, TokenResponse } from '../schemas/auth.js'
+import { ref, SetCookie } from '../schemas/common.js'
 import { errorResponses } from '../schemas/errors.js'
 import { CreateUserRequest, UserResponse } from '../schemas/users.js'
 import { readAccessCredential, REFRESH_COOKIE } from '../src/credentials.js'
@@ -30,8 +31,11 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       tags: ['auth'],
       summary: 'Rotate the refresh token and get a new pair',
+      description: 'The refresh token comes in the body or, failing that, in the refresh_token cookie (which also needs a trusted Origin).',
+      // the body is the other way to present it, hence the empty alternative
+      security: [{ refreshCookie: [] }, {}],
       body: RefreshRequest,
-      response: { 200: TokenResponse, ...errorResponses(400, 401, 403, 415, 422, 429) }
+      response: { 200: ref(TokenResponse, { headers: { 'Set-Cookie': SetCookie('When the refresh token came from the cookie, the new cookie pair') } }), ...errorResponses(400, 401, 403, 415, 422, 429) }
     },
     config: { rateLimit: fastify.rateLimits.refresh, noStore: true }
   }, async (request, reply) => {
@@ -46,9 +50,15 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       tags: ['auth'],
       summary: 'Revoke this session (or the others, or all) and clear the cookies',
+      description: 'The session is named by a refresh token (body or cookie) or an access token (bearer or cookie); ' +
+        'scope=local without any signs nothing out and still clears the cookies.',
+      security: [{ bearerAuth: [] }, { cookieAuth: [] }, { refreshCookie: [] }, {}],
       querystring: LogoutQuery,
       body: RefreshRequest,
-      response: { 204: { type: 'null', description: 'Signed out' }, ...errorResponses(400, 401, 403, 415, 422) }
+      response: {
+        204: { type: 'null', description: 'Signed out', headers: { 'Set-Cookie': SetCookie('Both cookies, cleared') } },
+        ...errorResponses(400, 401, 403, 415, 422)
+      }
     }
   }, async (request, reply) => {
     const scope = request.query.scope ?? 'local'
@@ -70,7 +80,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['auth'],
       summary: 'The signed-in user',
       security: [{ bearerAuth: [] }, { cookieAuth: [] }],
-      response: { 200: UserResponse, ...errorResponses(401) }
+      response: { 200: ref(UserResponse), ...errorResponses(401) }
     },
     config: { noStore: true },
     // the /api guard, outside /api: no access declared, so any valid access token passes
@@ -86,7 +96,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['auth'],
       summary: 'Create an account and sign in (only when ENABLE_REGISTER=true)',
       body: CreateUserRequest,
-      response: { 201: TokenResponse, ...errorResponses(400, 403, 415, 422, 429) }
+      response: { 201: ref(TokenResponse), ...errorResponses(400, 403, 415, 422, 429) }
     },
     config: { rateLimit: fastify.rateLimits.login, noStore: true },
     // refused before the body is read: disabled means 403 whatever the body

@@ -16,7 +16,11 @@ const docsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'This OpenAPI 3.1 document',
       response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document of every route' }) }
     }
-  }, async () => fastify.swagger())
+  }, async (request) => {
+    const document = fastify.swagger()
+    // without PUBLIC_URL the document names the origin it was fetched from, as generators expect a server
+    return 'servers' in document ? document : { ...document, servers: [{ url: `${request.protocol}://${request.host}`, description: 'This service' }] }
+  })
 
   await fastify.register(fastifySwaggerUi, {
     routePrefix: '/docs',

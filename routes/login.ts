@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenResponse } from '../schemas/auth.js'
+import { ref, SetCookie } from '../schemas/common.js'
 import { errorResponses } from '../schemas/errors.js'
 import { toTokenResponse } from './responses.js'
 
@@ -13,7 +14,7 @@ const loginRoute: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['auth'],
       summary: 'Sign in with email and password',
       body: LoginRequest,
-      response: { 200: TokenResponse, ...errorResponses(400, 401, 415, 422, 429) }
+      response: { 200: ref(TokenResponse, { headers: { 'Set-Cookie': SetCookie('With `remember: true`, the cookie pair') } }), ...errorResponses(400, 401, 415, 422, 429) }
     },
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common.js'
+import { ref, Timestamp, Uuid } from './common.js'
 import { PaginationMeta, UserListQuery } from './users.js'
 
 /** Every security event the audit trail records (src/audit.ts writes them, GET /api/audit filters by them). */
@@ -38,11 +38,11 @@ export const AuditEventResponse = Type.Object({
   /** the client address */
   address: Nullable(Type.String()),
   detail: Nullable(Type.String())
-})
+}, { $id: 'AuditEvent' })
 export type AuditEventResponse = Static<typeof AuditEventResponse>
 
 export const AuditListResponse = Type.Object({
-  data: Type.Array(AuditEventResponse),
-  pagination: PaginationMeta
-})
+  data: Type.Array(ref(AuditEventResponse)),
+  pagination: ref(PaginationMeta)
+}, { $id: 'AuditList' })
 export type AuditListResponse = Static<typeof AuditListResponse>

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Email, NewPassword, Password } from './common.js'
+import { Email, NewPassword, Password, ref } from './common.js'
 import { UserResponse } from './users.js'
 
 export const LoginRequest = Type.Object({
@@ -30,8 +30,8 @@ export const TokenResponse = Type.Object({
   expires_in: Type.Integer(),
   expires_at: Type.String({ format: 'date-time' }),
   refresh_expires_at: Type.String({ format: 'date-time' }),
-  user: UserResponse
-})
+  user: ref(UserResponse)
+}, { $id: 'TokenResponse' })
 export type TokenResponse = Static<typeof TokenResponse>
 
 export const ChangePasswordRequest = Type.Object({

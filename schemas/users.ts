@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Age, Email, Name, NewPassword, Roles, Timestamp, Uuid } from './common.js'
+import { Age, Email, Name, NewPassword, ref, Roles, Timestamp, Uuid } from './common.js'
 
 export const CreateUserRequest = Type.Object({
   email: Email,
@@ -19,7 +19,7 @@ export const UserResponse = Type.Object({
   updated_at: Timestamp,
   roles: Roles,
   is_superuser: Type.Boolean()
-})
+}, { $id: 'User' })
 export type UserResponse = Static<typeof UserResponse>
 
 /** POST /api/users: CreateUserRequest plus the grants an admin (roles) or superuser may give. */
@@ -52,10 +52,10 @@ export const PaginationMeta = Type.Object({
   last_page: Type.Integer(),
   from: Type.Integer(),
   to: Type.Integer()
-})
+}, { $id: 'PaginationMeta' })
 
 export const UserListResponse = Type.Object({
-  data: Type.Array(UserResponse),
-  pagination: PaginationMeta
-})
+  data: Type.Array(ref(UserResponse)),
+  pagination: ref(PaginationMeta)
+}, { $id: 'UserList' })
 export type UserListResponse = Static<typeof UserListResponse>

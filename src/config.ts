@@ -136,6 +136,13 @@ export const ConfigSchema = Type.Object({
     examples: ['https://app.example.com'],
     description: 'comma-separated browser origins allowed by CORS (credentials allowed) and trusted by the CSRF check'
   })),
+  PUBLIC_URL: Type.Optional(Type.String({
+    pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$',
+    maxLength: 2048,
+    examples: ['https://auth.example.com'],
+    description: 'the URL clients reach the service at (its origin, and the path prefix a proxy adds), published as ' +
+      'the `servers` entry of /openapi.json; unset, the document names the origin it was requested at'
+  })),
   BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024, maximum: 10485760, description: 'largest request body in bytes; larger is 413' }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
     default: 'info',
@@ -198,6 +205,7 @@ export interface Config {
   validationErrorDetails: boolean
   defaultRoles: string[]
   corsOrigins: string[]
+  publicUrl: string | undefined
   bodyLimit: number
   logLevel: RawConfig['LOG_LEVEL']
   logRequests: boolean
@@ -276,6 +284,7 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     validationErrorDetails: raw.VALIDATION_ERROR_DETAILS,
     defaultRoles: raw.DEFAULT_ROLES.split(','),
     corsOrigins: raw.CORS_ORIGINS ? raw.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : [],
+    publicUrl: raw.PUBLIC_URL?.replace(/\/+$/, ''),
     bodyLimit: raw.BODY_LIMIT,
     logLevel: raw.LOG_LEVEL,
     logRequests: raw.LOG_REQUESTS,

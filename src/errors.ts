@@ -113,3 +113,8 @@ export class ValidationFailed extends catalogued('validation_failed') {
     this.details = details
   }
 }
+
+/** Every `code` a body can carry, sorted: the OpenAPI document publishes them as ErrorResponse's enum. */
+export function errorCodes (): ErrorCode[] {
+  return (Object.keys(CATALOGUE) as ErrorCode[]).sort()
+}

@@ -10,6 +10,7 @@ import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
 import type { Claims } from '../src/tokens.js'
+import { assertContract, watchContract } from './contract.js'
 
 /** A tap test, as far as the helpers need it. */
 export interface TestContext { teardown (fn: () => unknown): void }
@@ -64,7 +65,7 @@ export interface BuildHooks extends BuildOptions {
   setup?: (app: FastifyInstance) => unknown
 }
 
-/** buildApp on the test configuration, ready, closed at teardown. */
+/** buildApp on the test configuration, ready, closed at teardown; its answers are held to its OpenAPI document. */
 export async function build (t: TestContext, values: Record<string, unknown> = {}, hooks: BuildHooks = {}): Promise<FastifyInstance> {
   return await buildFrom(t, testConfig(t, values), hooks)
 }
@@ -74,6 +75,10 @@ export async function buildFrom (t: TestContext, config: Config, options: BuildH
   const app = await buildApp(config, options)
   t.teardown(() => app.close())
   await options.setup?.(app)
+  // every answer is checked against the app's own document (test/contract.ts), after every other
+  // onSend hook, a test's own included; a mismatch fails the test at teardown
+  watchContract(app)
+  t.teardown(() => { assertContract(app) })
   await app.ready()
   return app
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AuditListQuery, AuditListResponse, type AuditEventResponse } from '../../schemas/audit.js'
+import { ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import type { AuditEntry } from '../../src/db/audit-events.js'
 import { paginationMeta } from '../../src/pagination.js'
@@ -25,7 +26,7 @@ const auditRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'List audit events, newest first, optionally of one user or one event',
       security: [{ bearerAuth: [] }, { cookieAuth: [] }],
       querystring: AuditListQuery,
-      response: { 200: AuditListResponse, ...errorResponses(401, 403, 422, 500) }
+      response: { 200: ref(AuditListResponse), ...errorResponses(401, 403, 422, 500) }
     },
     config: { access: { roles: ['admin'] }, noStore: true }
   }, async (request) => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ChangePasswordRequest } from '../../schemas/auth.js'
-import { Message } from '../../schemas/common.js'
+import { Message, ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import type { Claims } from '../../src/tokens.js'
 
@@ -12,7 +12,7 @@ const apiAuthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Change the password; every other session of the user is revoked',
       security: [{ bearerAuth: [] }, { cookieAuth: [] }],
       body: ChangePasswordRequest,
-      response: { 200: Message, ...errorResponses(400, 401, 403, 415, 422, 429) }
+      response: { 200: ref(Message), ...errorResponses(400, 401, 403, 415, 422, 429) }
     },
     config: { rateLimit: fastify.rateLimits.login }
   }, async (request) => {

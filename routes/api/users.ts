@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams } from '../../schemas/common.js'
+import { Type } from '@sinclair/typebox'
+import { IdParams, ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { AdminCreateUserRequest, UpdateUserRequest, UserListQuery, UserListResponse, UserResponse } from '../../schemas/users.js'
 import { NotFound } from '../../src/errors.js'
@@ -24,7 +25,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'List users, oldest first',
       security: SECURED,
       querystring: UserListQuery,
-      response: { 200: UserListResponse, ...errorResponses(401, 403, 422, 500) }
+      response: { 200: ref(UserListResponse), ...errorResponses(401, 403, 422, 500) }
     },
     config: ADMIN
   }, async (request) => {
@@ -39,7 +40,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Create a user',
       security: SECURED,
       body: AdminCreateUserRequest,
-      response: { 201: UserResponse, ...errorResponses(400, 401, 403, 415, 422) }
+      response: { 201: ref(UserResponse, { headers: { Location: Type.String({ description: 'The new user: /api/users/{id}' }) } }), ...errorResponses(400, 401, 403, 415, 422) }
     },
     config: ADMIN
   }, async (request, reply) => {
@@ -55,7 +56,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'One user',
       security: SECURED,
       params: IdParams,
-      response: { 200: UserResponse, ...errorResponses(401, 403, 404, 422) }
+      response: { 200: ref(UserResponse), ...errorResponses(401, 403, 404, 422) }
     },
     config: ADMIN_OR_SELF
   }, async (request) => {
@@ -71,7 +72,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       security: SECURED,
       params: IdParams,
       body: UpdateUserRequest,
-      response: { 200: UserResponse, ...errorResponses(401, 403, 404, 415, 422) }
+      response: { 200: ref(UserResponse), ...errorResponses(401, 403, 404, 415, 422) }
     },
     config: ADMIN_OR_SELF
   }, async (request) => {

@@ -17,27 +17,27 @@ diagnostics.subscribe('fastify.initialization', (message) => {
 })
 
 /**
- * The statuses each operation can answer; reserved paths answer 501, and any route
- * may be shed with a 503 by @fastify/under-pressure.
+ * The statuses each operation can answer: any path with a malformed `%` escape is a 400 from the
+ * router; reserved paths answer 501; any route may be shed with a 503 by @fastify/under-pressure.
  */
 const STATUSES: Record<string, number[]> = {
-  'GET /health': [200, 500, 503],
-  'GET /ready': [200, 500, 503],
+  'GET /health': [200, 400, 500, 503],
+  'GET /ready': [200, 400, 500, 503],
   'POST /auth/login': [200, 400, 401, 413, 415, 422, 429, 500, 503],
   'POST /auth/refresh': [200, 400, 401, 403, 413, 415, 422, 429, 500, 503],
   'POST /auth/logout': [204, 400, 401, 403, 413, 415, 422, 500, 503],
-  'GET /auth/me': [200, 401, 500, 503],
+  'GET /auth/me': [200, 400, 401, 500, 503],
   'POST /auth/register': [201, 400, 403, 413, 415, 422, 429, 500, 503],
   'POST /api/auth/login': [200, 400, 401, 413, 415, 422, 429, 500, 503],
   'POST /api/auth/change-password': [200, 400, 401, 403, 413, 415, 422, 429, 500, 503],
-  'GET /api/users': [200, 401, 403, 422, 500, 503],
-  'GET /api/audit': [200, 401, 403, 422, 500, 503],
+  'GET /api/users': [200, 400, 401, 403, 422, 500, 503],
+  'GET /api/audit': [200, 400, 401, 403, 422, 500, 503],
   'POST /api/users': [201, 400, 401, 403, 413, 415, 422, 500, 503],
-  'GET /api/users/{id}': [200, 401, 403, 404, 422, 500, 503],
+  'GET /api/users/{id}': [200, 400, 401, 403, 404, 422, 500, 503],
   'PUT /api/users/{id}': [200, 400, 401, 403, 404, 413, 415, 422, 500, 503],
   'DELETE /api/users/{id}': [204, 400, 401, 403, 404, 413, 415, 422, 500, 503],
-  'GET /openapi.json': [200, 500, 503],
-  'GET /docs': [200, 500, 503]
+  'GET /openapi.json': [200, 400, 500, 503],
+  'GET /docs': [200, 400, 500, 503]
 }
 const RESERVED = ['forgot-password', 'reset-password', 'send-otp', 'verify-otp', 'enable-2fa', 'verify-2fa']
 const SIGNED_IN = [{ bearerAuth: [] }, { cookieAuth: [] }]
@@ -109,7 +109,7 @@ t.test('every route the app serves is documented with its statuses, and nothing 
 
   for (const [key, operation] of operations) {
     const statuses = Object.keys(operation.responses ?? {}).map(Number).sort((a, b) => a - b)
-    t.same(statuses, STATUSES[key] ?? [501, 503], `${key} statuses`)
+    t.same(statuses, STATUSES[key] ?? [400, 501, 503], `${key} statuses`)
     t.ok((operation.tags ?? []).length === 1, `${key} has a tag`)
     t.match(operation.operationId, /^[a-z][A-Za-z0-9]+$/, `${key} has an operationId`)
     t.ok(typeof operation.summary === 'string' && operation.summary.length > 0, `${key} has a summary`)
@@ -134,34 +134,43 @@ t.test('operationIds are unique and tags are declared', async (t) => {
   t.equal(operations.get('GET /api/users/{id}')?.operationId, 'getApiUsersById')
 })
 
-t.test('the security schemes are bearerAuth and cookieAuth, required exactly where a token is', async (t) => {
+t.test('the security schemes are bearerAuth, cookieAuth and refreshCookie, required exactly where a credential is read', async (t) => {
   const app = await build(t)
   const document = await documentOf(t, app)
   t.same(document.components?.securitySchemes, {
     bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access token in `Authorization: Bearer`' },
-    cookieAuth: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'The HTTP-only access_token cookie (state changes also need a trusted Origin)' }
+    cookieAuth: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'The HTTP-only access_token cookie (state changes also need a trusted Origin)' },
+    refreshCookie: { type: 'apiKey', in: 'cookie', name: 'refresh_token', description: 'The HTTP-only refresh_token cookie, path /auth (needs a trusted Origin unless a Bearer header is sent)' }
   })
   const secured = ['GET /auth/me', 'POST /api/auth/change-password', 'GET /api/users', 'POST /api/users', 'GET /api/users/{id}', 'PUT /api/users/{id}', 'DELETE /api/users/{id}', 'GET /api/audit']
+  // a credential that may be left out (the refresh token in the body instead; nothing at all to sign out locally)
+  const optional: Record<string, unknown> = {
+    'POST /auth/refresh': [{ refreshCookie: [] }, {}],
+    'POST /auth/logout': [{ bearerAuth: [] }, { cookieAuth: [] }, { refreshCookie: [] }, {}]
+  }
   for (const [key, operation] of operationsOf(document)) {
     if (secured.includes(key)) {
       t.same(operation.security, SIGNED_IN, `${key} needs a token`)
       t.ok(operation.responses?.['401'], `${key} documents 401`)
+    } else if (key in optional) {
+      t.same(operation.security, optional[key], `${key} takes a credential`)
     } else {
-      t.equal(operation.security, undefined, `${key} is public`)
+      t.same(operation.security, [], `${key} is public, and says so`)
     }
   }
 })
 
-t.test('401 carries WWW-Authenticate and 429 carries Retry-After; ErrorResponse is one component', async (t) => {
+t.test('401 carries WWW-Authenticate and 429 carries Retry-After; the response bodies are named components', async (t) => {
   const app = await build(t)
   const document = await documentOf(t, app)
   const login = operationsOf(document).get('POST /auth/login')
   const unauthorized = login?.responses?.['401'] as OpenAPI.ResponseObject
   const limited = login?.responses?.['429'] as OpenAPI.ResponseObject
-  t.same(Object.keys(unauthorized.headers ?? {}), ['WWW-Authenticate'])
-  t.same(Object.keys(limited.headers ?? {}), ['Retry-After'])
+  const rateLimit = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
+  t.same(Object.keys(unauthorized.headers ?? {}), [...rateLimit, 'WWW-Authenticate'])
+  t.same(Object.keys(limited.headers ?? {}), [...rateLimit, 'Retry-After'])
   const shed = login?.responses?.['503'] as OpenAPI.ResponseObject
   t.same(Object.keys(shed.headers ?? {}), ['Retry-After'])
   t.same(document.components?.schemas?.ErrorResponse?.required, ['error', 'message', 'code'])
-  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse'])
+  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse', 'User', 'PaginationMeta', 'UserList', 'TokenResponse', 'AuditEvent', 'AuditList', 'Message'])
 })

@@ -7,6 +7,7 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
 import t from 'tap'
 import { build, createUser, tempDir } from '../helper.js'
 import { ISO, JWT, UUID } from '../patterns.js'
+import { STRICT } from './sdk/generated.js'
 
 /*
  * The SDK a client would generate: openapi-typescript turns the served /openapi.json into
@@ -34,20 +35,7 @@ copyFileSync(join(here, 'sdk', 'misuse.ts'), join(sdk, 'misuse.ts'))
  * program for both files), so the listening server's event loop stays free meanwhile.
  */
 async function typeCheck (files: string[]): Promise<Record<string, string[]>> {
-  writeFileSync(join(sdk, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      strict: true,
-      noUncheckedIndexedAccess: true,
-      noEmit: true,
-      target: 'ES2022',
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      lib: ['ES2022', 'DOM'],
-      types: [],
-      skipLibCheck: true
-    },
-    files
-  }))
+  writeFileSync(join(sdk, 'tsconfig.json'), JSON.stringify({ compilerOptions: STRICT, files }))
   const tsc = resolve(here, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc')
   const output = await new Promise<string>((resolve) => {
     execFile(process.execPath, [tsc, '-p', '.', '--pretty', 'false'], { cwd: sdk }, (_err, stdout, stderr) => resolve(stdout + stderr))

@@ -262,6 +262,10 @@ t.test('the rules apply to a query string too, where values are coerced', async 
   const ok = await app.inject({ method: 'GET', url: '/test/rules?from=2024-02-29&limit=5' })
   t.equal(ok.statusCode, 200)
   t.same(ok.json(), { accepted: { from: '2024-02-29', limit: 5 } })
+  // a parameter the schema does not name is ignored, and never reaches the handler
+  const extra = await app.inject({ method: 'GET', url: '/test/rules?from=2024-02-29&limit=5&_=123&sort=up' })
+  t.equal(extra.statusCode, 200)
+  t.same(extra.json(), { accepted: { from: '2024-02-29', limit: 5 } })
   const cases: Array<[string, Record<string, string[]>]> = [
     ['', { from: ['The from field is required'] }],
     ['?from=2023-02-30&limit=0&code=abcd', {
@@ -269,7 +273,7 @@ t.test('the rules apply to a query string too, where values are coerced', async 
       limit: ['The limit field must be at least 1'],
       code: ['The code field must be exactly 3 characters']
     }],
-    ['?from=2024-01-01&limit=x&sort=up', { limit: ['The limit field is invalid'], sort: ['The sort field is invalid'] }]
+    ['?from=2024-01-01&limit=x&sort=up', { limit: ['The limit field is invalid'] }]
   ]
   for (const [query, errors] of cases) {
     const res = await app.inject({ method: 'GET', url: `/test/rules${query}` })

@@ -146,7 +146,8 @@ t.test('GET /api/audit with an invalid query answers 422 naming every field', as
     ['?page=0&per_page=101', { page: ['The page field must be at least 1'], per_page: ['The per_page field must not exceed 100'] }],
     ['?event=password_reset', { event: ['The event field is invalid'] }],
     ['?user_id=42', { user_id: ['The user_id field is invalid'] }],
-    ['?actor=me', { actor: ['The actor field is invalid'] }]
+    // an unknown parameter is ignored: only the invalid page is reported
+    ['?actor=me&page=0', { page: ['The page field must be at least 1'] }]
   ] as const) {
     const res = await audit(app, token, query)
     t.equal(res.statusCode, 422, query)
