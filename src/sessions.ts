@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditSink, RequestContext } from './audit.js'
-import type { RevocationTarget } from './db/sessions.js'
+import type { RevocationTarget, Session } from './db/sessions.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
 import { RefreshTokenReused, TokenRevoked } from './errors.js'
@@ -78,8 +78,7 @@ export class SessionService {
     }
     const current = await this.store.sessions.findById(claims.session_id)
     if (current === undefined || current.revokedAt !== null) throw new TokenRevoked()
-    const graceEnds = current.rotatedAt === null ? 0 : Date.parse(current.rotatedAt) + this.settings.refreshReuseInterval * 1000
-    if (current.previousJti === claims.jti && nowMs <= graceEnds) {
+    if (this.inGrace(current, claims, nowMs)) {
       return this.pair(user, JSON.parse(current.refreshClaims) as Claims, now)
     }
     await this.revoke({ sessionId: session.id }, 'refresh_token_reused', context)
@@ -87,7 +86,17 @@ export class SessionService {
     throw new RefreshTokenReused()
   }
 
+  /**
+   * Only a live session's credential ends sessions. A dead one — its session is over, or it is
+   * a refresh token spent before the grace interval — ends nothing: with the default scope that
+   * is a sign-out already done (204); ending the others or all with it is token_revoked, so a
+   * token left in an old backup or a thief's hands cannot sign the user out everywhere.
+   */
   async logout (claims: Claims, scope: LogoutScope, context: RequestContext): Promise<void> {
+    if (!await this.isLive(claims)) {
+      if (scope === 'local') return
+      throw new TokenRevoked()
+    }
     const target: RevocationTarget = scope === 'local'
       ? { sessionId: claims.session_id }
       : { userId: claims.user_id, exceptSessionId: scope === 'others' ? claims.session_id : undefined }
@@ -109,6 +118,19 @@ export class SessionService {
     if (revoked.length > 0 && !('sessionId' in target)) {
       this.audit({ event: 'sessions_revoked', userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
     }
+  }
+
+  /** A refresh token must be the session's current one, or the one just spent within the grace interval. */
+  private async isLive (claims: Claims): Promise<boolean> {
+    const session = await this.store.sessions.findById(claims.session_id)
+    if (session === undefined || session.revokedAt !== null) return false
+    return claims.type === 'access' || session.refreshJti === claims.jti || this.inGrace(session, claims, Date.now())
+  }
+
+  /** The refresh token spent by the session's last rotation, presented again within the grace interval. */
+  private inGrace (session: Session, claims: Claims, nowMs: number): boolean {
+    if (session.previousJti !== claims.jti || session.rotatedAt === null) return false
+    return nowMs <= Date.parse(session.rotatedAt) + this.settings.refreshReuseInterval * 1000
   }
 
   /** The hot path of every guarded request: signature, type, exp, then an in-memory lookup. */
