@@ -3,7 +3,7 @@ import type { AuditSink, RequestContext } from './audit.js'
 import type { RevocationTarget, Session } from './db/sessions.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
-import { RefreshTokenReused, TokenRevoked } from './errors.js'
+import { InvalidCredentials, RefreshTokenReused, TokenRevoked } from './errors.js'
 import type { RevocationIndex } from './revocations/revocation-index.js'
 import type { Claims, TokenIssuer } from './tokens.js'
 
@@ -32,18 +32,24 @@ export class SessionService {
     private readonly audit: AuditSink
   ) {}
 
+  /**
+   * Starts a session for a user as read (and checked) by the caller. Should the password or a
+   * grant have changed since that read, no session is stored and the sign-in is refused as
+   * with wrong credentials: its check no longer holds, and the change's revocation is over.
+   */
   async start (user: User): Promise<TokenPair> {
     const now = Math.floor(Date.now() / 1000)
     const sessionId = randomUUID()
     const refresh = this.tokens.claims(user, sessionId, 'refresh', now)
-    await this.store.sessions.create({
+    const stored = await this.store.sessions.create({
       id: sessionId,
       userId: user.id,
       refreshJti: refresh.jti,
       refreshClaims: JSON.stringify(refresh),
       createdAt: iso(now * 1000),
       expiresAt: iso(refresh.exp * 1000)
-    })
+    }, user.credentialsVersion)
+    if (!stored) throw new InvalidCredentials()
     return this.pair(user, refresh, now)
   }
 

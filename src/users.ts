@@ -79,9 +79,10 @@ export class UserService {
       const before = await tx.users.findById(id)
       if (before === undefined) throw new NotFound('User not found')
       if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden()
-      const after = await tx.users.update(id, changes, new Date().toISOString())
+      const lost = losesGrant(before, changes)
+      const after = await tx.users.update(id, changes, new Date().toISOString(), lost)
       if (after === undefined) throw new NotFound('User not found')
-      if (losesGrant(before, changes)) await this.sessions.revoke({ userId: id }, 'grant_removed', context, tx)
+      if (lost) await this.sessions.revoke({ userId: id }, 'grant_removed', context, tx)
       return after
     })
   }

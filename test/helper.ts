@@ -227,3 +227,13 @@ export function authHeader (token: string): { authorization: string } {
 export function cookieOf (response: LightMyRequestResponse, name: string): { value: string, [key: string]: unknown } | undefined {
   return response.cookies.find((c) => c.name === name) as { value: string } | undefined
 }
+
+/** POST /api/auth/change-password as the holder of `accessToken`. */
+export async function changePassword (app: FastifyInstance, accessToken: string, currentPassword: string, newPassword: string): Promise<LightMyRequestResponse> {
+  return await app.inject({
+    method: 'POST',
+    url: '/api/auth/change-password',
+    headers: authHeader(accessToken),
+    payload: { current_password: currentPassword, new_password: newPassword }
+  })
+}

@@ -63,6 +63,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('audit_events_user_id_at').on('audit_events').columns(['user_id', 'at']).execute()
       await db.schema.createIndex('audit_events_event_at').on('audit_events').columns(['event', 'at']).execute()
     }
+  },
+  '0003_users_credentials_version': {
+    async up (db: Kysely<unknown>) {
+      // bumped by a password change and the loss of a grant; a sign-in stores its session only if unchanged
+      await db.schema.alterTable('users').addColumn('credentials_version', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+    }
   }
 }
 

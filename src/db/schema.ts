@@ -13,6 +13,8 @@ export interface UsersTable {
   password_hash: string
   roles: string
   is_superuser: number
+  /** bumped whenever the password changes or a grant is taken away (src/db/users.ts) */
+  credentials_version: number
   created_at: string
   updated_at: string
 }

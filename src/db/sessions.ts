@@ -49,20 +49,35 @@ export type RevocationTarget =
 export interface RevokedSession { sessionId: string, userId: string }
 
 export class SessionRepository {
-  constructor (private readonly db: Kysely<Database>) {}
+  /** `lockUsers` (PostgreSQL): the sign-in's read of its user takes a share lock (see `create`). */
+  constructor (private readonly db: Kysely<Database>, private readonly lockUsers = false) {}
 
-  async create (session: NewSession): Promise<void> {
-    await this.db.insertInto('sessions').values({
-      id: session.id,
-      user_id: session.userId,
-      refresh_jti: session.refreshJti,
-      refresh_claims: session.refreshClaims,
-      previous_jti: null,
-      rotated_at: null,
-      created_at: session.createdAt,
-      expires_at: session.expiresAt,
-      revoked_at: null
-    }).execute()
+  /**
+   * Stores the session only while the user's credentials version is still the one the sign-in
+   * checked: the insert selects from the user row, so a password change or a lost grant that
+   * committed since (and deletion) leaves nothing inserted, and `false` comes back. On
+   * PostgreSQL the row is read FOR SHARE: a change still in its transaction holds the row, so
+   * the insert waits for its commit and then sees the new version, instead of reading the old
+   * one and adding a session the change's revocation has already passed over.
+   */
+  async create (session: NewSession, credentialsVersion: number): Promise<boolean> {
+    let source = this.db.selectFrom('users')
+      .select((eb) => [
+        eb.val(session.id).as('id'),
+        'users.id as user_id',
+        eb.val(session.refreshJti).as('refresh_jti'),
+        eb.val(session.refreshClaims).as('refresh_claims'),
+        eb.val(session.createdAt).as('created_at'),
+        eb.val(session.expiresAt).as('expires_at')
+      ])
+      .where('users.id', '=', session.userId)
+      .where('users.credentials_version', '=', credentialsVersion)
+    if (this.lockUsers) source = source.forShare()
+    const result = await this.db.insertInto('sessions')
+      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'expires_at'])
+      .expression(source)
+      .executeTakeFirst()
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
   }
 
   async findById (id: string): Promise<Session | undefined> {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { authHeader, build, createUser, login } from '../../helper.js'
+import { authHeader, build, changePassword, createUser, login } from '../../helper.js'
 
 const tokenRevoked = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
 
@@ -50,12 +50,7 @@ t.test('POST /auth/logout?scope=global with a refresh token of a session a passw
   const user = await createUser(app)
   const old = await login(app, user)
   const kept = await login(app, user)
-  const changed = await app.inject({
-    method: 'POST',
-    url: '/api/auth/change-password',
-    headers: authHeader(kept.access_token),
-    payload: { current_password: user.password, new_password: 'New-Password-2' }
-  })
+  const changed = await changePassword(app, kept.access_token, user.password, 'New-Password-2')
   t.equal(changed.statusCode, 200)
 
   const res = await logoutWith(app, old.refresh_token, 'global')
