@@ -18,7 +18,14 @@ export interface TokenPair {
 
 export type LogoutScope = 'local' | 'others' | 'global'
 
-export interface SessionSettings { accessTtl: number, refreshReuseInterval: number }
+export interface SessionSettings { refreshReuseInterval: number }
+
+/**
+ * A revocation is kept until the latest access token issued for its session has expired (its
+ * `exp`, recorded on the session, whatever ACCESS_TOKEN_TTL is now), plus this: exp is whole
+ * seconds, so no access token of the session outlives the entry.
+ */
+const REVOCATION_MARGIN_MS = 1000
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -41,16 +48,18 @@ export class SessionService {
     const now = Math.floor(Date.now() / 1000)
     const sessionId = randomUUID()
     const refresh = this.tokens.claims(user, sessionId, 'refresh', now)
+    const access = this.accessFor(refresh, now)
     const stored = await this.store.sessions.create({
       id: sessionId,
       userId: user.id,
       refreshJti: refresh.jti,
       refreshClaims: JSON.stringify(refresh),
       createdAt: iso(now * 1000),
-      expiresAt: iso(refresh.exp * 1000)
+      expiresAt: iso(refresh.exp * 1000),
+      accessExpiresAt: iso(access.exp * 1000)
     }, user.credentialsVersion)
     if (!stored) throw new InvalidCredentials()
-    return this.pair(user, refresh, now)
+    return this.pair(user, refresh, access)
   }
 
   /**
@@ -69,24 +78,24 @@ export class SessionService {
     const now = Math.floor(nowMs / 1000)
     if (session.refreshJti === claims.jti) {
       const next = this.tokens.claims(user, session.id, 'refresh', now)
+      const access = this.accessFor(next, now)
       const rotated = await this.store.sessions.rotate({
         sessionId: session.id,
         fromJti: claims.jti,
         toJti: next.jti,
         refreshClaims: JSON.stringify(next),
         now: iso(nowMs),
-        expiresAt: iso(next.exp * 1000)
+        expiresAt: iso(next.exp * 1000),
+        accessExpiresAt: iso(access.exp * 1000)
       })
       if (rotated) {
         this.audit({ event: 'refreshed', userId: user.id, sessionId: session.id }, context)
-        return this.pair(user, next, now)
+        return this.pair(user, next, access)
       }
     }
     const current = await this.store.sessions.findById(claims.session_id)
     if (current === undefined || current.revokedAt !== null) throw new TokenRevoked()
-    if (this.inGrace(current, claims, nowMs)) {
-      return this.pair(user, JSON.parse(current.refreshClaims) as Claims, now)
-    }
+    if (this.inGrace(current, claims, nowMs)) return await this.reissue(user, current, now)
     await this.revoke({ sessionId: session.id }, 'refresh_token_reused', context)
     this.audit({ event: 'refresh_reuse_detected', userId: user.id, sessionId: session.id }, context)
     throw new RefreshTokenReused()
@@ -111,16 +120,14 @@ export class SessionService {
   }
 
   /**
-   * Ends the target's sessions at once: refresh refused by the store, access by the index.
+   * Ends the target's sessions at once: refresh refused by the store, access by the index, each
+   * entry for as long as an access token of that session can live (REVOCATION_MARGIN_MS).
    * Given a transaction's store, the index learns of them before the commit; should that
    * transaction roll back, tokens are refused that need not be, which is the safe way to err.
    */
   async revoke (target: RevocationTarget, reason: string, context: RequestContext, store: Store = this.store): Promise<void> {
-    const nowMs = Date.now()
-    // +1 s: exp is whole seconds, so no access token of the session outlives this
-    const until = nowMs + (this.settings.accessTtl + 1) * 1000
-    const revoked = await store.sessions.revoke(target, reason, iso(nowMs), iso(until))
-    for (const { sessionId } of revoked) this.index.add(sessionId, until)
+    const revoked = await store.sessions.revoke(target, reason, iso(Date.now()), REVOCATION_MARGIN_MS)
+    for (const { sessionId, revocationExpiresAt } of revoked) this.index.add(sessionId, Date.parse(revocationExpiresAt))
     if (revoked.length > 0 && !('sessionId' in target)) {
       this.audit({ event: 'sessions_revoked', userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
     }
@@ -151,11 +158,24 @@ export class SessionService {
     return this.tokens.verify(token, 'refresh', Date.now())
   }
 
-  private pair (user: User, refresh: Claims, now: number): TokenPair {
-    const access = this.tokens.claims(
-      { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser },
-      refresh.session_id, 'access', now
-    )
+  /**
+   * The grace answer: the successor the last rotation issued, re-signed from its stored claims,
+   * with a fresh access token recorded on the session first (refused if it was revoked meanwhile).
+   */
+  private async reissue (user: User, session: Session, now: number): Promise<TokenPair> {
+    const refresh = JSON.parse(session.refreshClaims) as Claims
+    const access = this.accessFor(refresh, now)
+    if (!await this.store.sessions.recordAccess(session.id, iso(access.exp * 1000))) throw new TokenRevoked()
+    return this.pair(user, refresh, access)
+  }
+
+  /** The access token that goes with a refresh token: the same subject and grants. */
+  private accessFor (refresh: Claims, now: number): Claims {
+    const subject = { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser }
+    return this.tokens.claims(subject, refresh.session_id, 'access', now)
+  }
+
+  private pair (user: User, refresh: Claims, access: Claims): TokenPair {
     return {
       sessionId: refresh.session_id,
       accessToken: this.tokens.sign(access),

@@ -69,6 +69,14 @@ const migrations: Record<string, Migration> = {
       // bumped by a password change and the loss of a grant; a sign-in stores its session only if unchanged
       await db.schema.alterTable('users').addColumn('credentials_version', 'integer', (c) => c.notNull().defaultTo(0)).execute()
     }
+  },
+  '0004_sessions_access_expires_at': {
+    async up (db: Kysely<unknown>) {
+      // a revocation lasts until the session's latest access token has expired, whatever the TTL
+      // is by then. Sessions from before do not know theirs; their refresh expiry bounds it
+      await db.schema.alterTable('sessions').addColumn('access_expires_at', 'text', (c) => c.notNull().defaultTo('')).execute()
+      await sql`update sessions set access_expires_at = expires_at`.execute(db)
+    }
   }
 }
 

@@ -31,6 +31,8 @@ export interface SessionsTable {
   rotated_at: string | null
   created_at: string
   expires_at: string
+  /** the latest `exp` of an access token issued for the session (a revocation lasts until then) */
+  access_expires_at: string
   revoked_at: string | null
 }
 
