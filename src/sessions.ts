@@ -3,7 +3,7 @@ import type { AuditSink, RequestContext } from './audit.js'
 import type { RevocationTarget, Session } from './db/sessions.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
-import { InvalidCredentials, RefreshTokenReused, TokenRevoked } from './errors.js'
+import { InvalidCredentials, RefreshTokenReused, TokenExpired, TokenRevoked } from './errors.js'
 import type { RevocationIndex } from './revocations/revocation-index.js'
 import type { Claims, TokenIssuer } from './tokens.js'
 
@@ -18,7 +18,11 @@ export interface TokenPair {
 
 export type LogoutScope = 'local' | 'others' | 'global'
 
-export interface SessionSettings { refreshReuseInterval: number }
+export interface SessionSettings {
+  refreshReuseInterval: number
+  /** SESSION_MAX_AGE, seconds: no token of a session expires later than its sign-in plus this */
+  sessionMaxAge: number
+}
 
 /**
  * A revocation is kept until the latest access token issued for its session has expired (its
@@ -47,7 +51,7 @@ export class SessionService {
   async start (user: User): Promise<TokenPair> {
     const now = Math.floor(Date.now() / 1000)
     const sessionId = randomUUID()
-    const refresh = this.tokens.claims(user, sessionId, 'refresh', now)
+    const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge)
     const access = this.accessFor(refresh, now)
     const stored = await this.store.sessions.create({
       id: sessionId,
@@ -55,6 +59,7 @@ export class SessionService {
       refreshJti: refresh.jti,
       refreshClaims: JSON.stringify(refresh),
       createdAt: iso(now * 1000),
+      signedInAt: iso(now * 1000),
       expiresAt: iso(refresh.exp * 1000),
       accessExpiresAt: iso(access.exp * 1000)
     }, user.credentialsVersion)
@@ -76,8 +81,11 @@ export class SessionService {
     ])
     if (session === undefined || session.revokedAt !== null || user === undefined) throw new TokenRevoked()
     const now = Math.floor(nowMs / 1000)
+    // the session's absolute end: refused from then on, even with a token older than the limit
+    const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.settings.sessionMaxAge
+    if (now >= endsAt) throw new TokenExpired()
     if (session.refreshJti === claims.jti) {
-      const next = this.tokens.claims(user, session.id, 'refresh', now)
+      const next = this.refreshFor(user, session.id, now, endsAt)
       const access = this.accessFor(next, now)
       const rotated = await this.store.sessions.rotate({
         sessionId: session.id,
@@ -169,10 +177,17 @@ export class SessionService {
     return this.pair(user, refresh, access)
   }
 
-  /** The access token that goes with a refresh token: the same subject and grants. */
+  /** A refresh token that expires with the session at the latest (`endsAt`: sign-in + SESSION_MAX_AGE). */
+  private refreshFor (user: User, sessionId: string, now: number, endsAt: number): Claims {
+    const claims = this.tokens.claims(user, sessionId, 'refresh', now)
+    return claims.exp > endsAt ? { ...claims, exp: endsAt } : claims
+  }
+
+  /** The access token that goes with a refresh token: the same subject and grants, and never outliving it. */
   private accessFor (refresh: Claims, now: number): Claims {
     const subject = { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser }
-    return this.tokens.claims(subject, refresh.session_id, 'access', now)
+    const claims = this.tokens.claims(subject, refresh.session_id, 'access', now)
+    return claims.exp > refresh.exp ? { ...claims, exp: refresh.exp } : claims
   }
 
   private pair (user: User, refresh: Claims, access: Claims): TokenPair {

@@ -77,6 +77,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('sessions').addColumn('access_expires_at', 'text', (c) => c.notNull().defaultTo('')).execute()
       await sql`update sessions set access_expires_at = expires_at`.execute(db)
     }
+  },
+  '0005_sessions_signed_in_at': {
+    async up (db: Kysely<unknown>) {
+      // SESSION_MAX_AGE counts from here; existing sessions were signed in when they were created
+      await db.schema.alterTable('sessions').addColumn('signed_in_at', 'text', (c) => c.notNull().defaultTo('')).execute()
+      await sql`update sessions set signed_in_at = created_at`.execute(db)
+    }
   }
 }
 

@@ -30,6 +30,8 @@ export interface SessionsTable {
   previous_jti: string | null
   rotated_at: string | null
   created_at: string
+  /** the sign-in that started the session: SESSION_MAX_AGE counts from it */
+  signed_in_at: string
   expires_at: string
   /** the latest `exp` of an access token issued for the session (a revocation lasts until then) */
   access_expires_at: string

@@ -12,13 +12,15 @@ export interface Session {
   previousJti: string | null
   rotatedAt: string | null
   createdAt: string
+  /** the sign-in that started the session: SESSION_MAX_AGE counts from it */
+  signedInAt: string
   expiresAt: string
   /** the latest `exp` of an access token issued for this session: no token of it lives longer */
   accessExpiresAt: string
   revokedAt: string | null
 }
 
-export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'expiresAt' | 'accessExpiresAt'>
+export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'signedInAt' | 'expiresAt' | 'accessExpiresAt'>
 
 function toSession (row: SessionRow): Session {
   return {
@@ -29,6 +31,7 @@ function toSession (row: SessionRow): Session {
     previousJti: row.previous_jti,
     rotatedAt: row.rotated_at,
     createdAt: row.created_at,
+    signedInAt: row.signed_in_at,
     expiresAt: row.expires_at,
     accessExpiresAt: row.access_expires_at,
     revokedAt: row.revoked_at
@@ -82,6 +85,7 @@ export class SessionRepository {
         eb.val(session.refreshJti).as('refresh_jti'),
         eb.val(session.refreshClaims).as('refresh_claims'),
         eb.val(session.createdAt).as('created_at'),
+        eb.val(session.signedInAt).as('signed_in_at'),
         eb.val(session.expiresAt).as('expires_at'),
         eb.val(session.accessExpiresAt).as('access_expires_at')
       ])
@@ -89,7 +93,7 @@ export class SessionRepository {
       .where('users.credentials_version', '=', credentialsVersion)
     if (this.lockUsers) source = source.forShare()
     const result = await this.db.insertInto('sessions')
-      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'expires_at', 'access_expires_at'])
+      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'signed_in_at', 'expires_at', 'access_expires_at'])
       .expression(source)
       .executeTakeFirst()
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
