@@ -30,7 +30,7 @@ export class AuthService {
     const ok = await this.hasher.verify(user?.passwordHash, password)
     if (!ok || user === undefined) {
       await this.throttles.login.recordFailure(throttleKey)
-      this.audit({ event: 'login_failed', email: normalized, userId: user?.id }, context)
+      this.audit({ event: 'login_failed', outcome: 'failure', email: normalized, userId: user?.id }, context)
       throw new InvalidCredentials()
     }
     await this.throttles.login.reset(throttleKey)
@@ -39,14 +39,14 @@ export class AuthService {
       await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
     }
     const pair = await this.sessions.start(user)
-    this.audit({ event: 'login_succeeded', userId: user.id, sessionId: pair.sessionId }, context)
+    this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair
   }
 
   async register (account: Omit<NewAccount, 'isSuperuser'>, context: RequestContext): Promise<TokenPair> {
     const user = await this.users.create({ ...account, isSuperuser: false })
     const pair = await this.sessions.start(user)
-    this.audit({ event: 'registered', userId: user.id, sessionId: pair.sessionId }, context)
+    this.audit({ event: 'registered', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair
   }
 
@@ -62,14 +62,15 @@ export class AuthService {
     await this.throttles.password.assertAllowed(throttleKey)
     if (!await this.hasher.verify(user.passwordHash, currentPassword)) {
       await this.throttles.password.recordFailure(throttleKey)
+      this.audit({ event: 'password_change_failed', outcome: 'failure', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
       throw new InvalidPassword()
     }
     await this.throttles.password.reset(throttleKey)
     const passwordHash = await this.hasher.hash(newPassword)
     await this.store.transaction(async (tx) => {
       await tx.users.setPasswordHash(user.id, passwordHash, new Date().toISOString())
-      await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, 'password_changed', context, tx)
+      await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, { reason: 'password_changed', actorId: user.id }, context, tx)
     })
-    this.audit({ event: 'password_changed', userId: user.id, sessionId: caller.session_id }, context)
+    this.audit({ event: 'password_changed', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
   }
 }

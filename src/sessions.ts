@@ -18,6 +18,9 @@ export interface TokenPair {
 
 export type LogoutScope = 'local' | 'others' | 'global'
 
+/** Why sessions end (the revocation's reason) and who ended them (the signed-in caller, if any), for the audit trail. */
+export interface RevocationCause { reason: string, actorId?: string | undefined }
+
 export interface SessionSettings {
   refreshReuseInterval: number
   /** SESSION_MAX_AGE, seconds: no token of a session expires later than its sign-in plus this */
@@ -97,15 +100,15 @@ export class SessionService {
         accessExpiresAt: iso(access.exp * 1000)
       })
       if (rotated) {
-        this.audit({ event: 'refreshed', userId: user.id, sessionId: session.id }, context)
+        this.audit({ event: 'refreshed', actorId: user.id, userId: user.id, sessionId: session.id }, context)
         return this.pair(user, next, access)
       }
     }
     const current = await this.store.sessions.findById(claims.session_id)
     if (current === undefined || current.revokedAt !== null) throw new TokenRevoked()
     if (this.inGrace(current, claims, nowMs)) return await this.reissue(user, current, now)
-    await this.revoke({ sessionId: session.id }, 'refresh_token_reused', context)
-    this.audit({ event: 'refresh_reuse_detected', userId: user.id, sessionId: session.id }, context)
+    await this.revoke({ sessionId: session.id }, { reason: 'refresh_token_reused' }, context)
+    this.audit({ event: 'refresh_reuse_detected', outcome: 'failure', userId: user.id, sessionId: session.id }, context)
     throw new RefreshTokenReused()
   }
 
@@ -123,8 +126,8 @@ export class SessionService {
     const target: RevocationTarget = scope === 'local'
       ? { sessionId: claims.session_id }
       : { userId: claims.user_id, exceptSessionId: scope === 'others' ? claims.session_id : undefined }
-    await this.revoke(target, `logout_${scope}`, context)
-    this.audit({ event: 'logged_out', userId: claims.user_id, sessionId: claims.session_id, detail: scope }, context)
+    await this.revoke(target, { reason: `logout_${scope}`, actorId: claims.user_id }, context)
+    this.audit({ event: 'logged_out', actorId: claims.user_id, userId: claims.user_id, sessionId: claims.session_id, detail: scope }, context)
   }
 
   /**
@@ -133,11 +136,11 @@ export class SessionService {
    * Given a transaction's store, the index learns of them before the commit; should that
    * transaction roll back, tokens are refused that need not be, which is the safe way to err.
    */
-  async revoke (target: RevocationTarget, reason: string, context: RequestContext, store: Store = this.store): Promise<void> {
+  async revoke (target: RevocationTarget, { reason, actorId }: RevocationCause, context: RequestContext, store: Store = this.store): Promise<void> {
     const revoked = await store.sessions.revoke(target, reason, iso(Date.now()), REVOCATION_MARGIN_MS)
     for (const { sessionId, revocationExpiresAt } of revoked) this.index.add(sessionId, Date.parse(revocationExpiresAt))
     if (revoked.length > 0 && !('sessionId' in target)) {
-      this.audit({ event: 'sessions_revoked', userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
+      this.audit({ event: 'sessions_revoked', actorId, userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
     }
   }
 

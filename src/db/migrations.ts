@@ -84,6 +84,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('sessions').addColumn('signed_in_at', 'text', (c) => c.notNull().defaultTo('')).execute()
       await sql`update sessions set signed_in_at = created_at`.execute(db)
     }
+  },
+  '0006_audit_events_actor_outcome': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.alterTable('audit_events').addColumn('actor_id', 'text').execute()
+      await db.schema.alterTable('audit_events').addColumn('outcome', 'text', (c) => c.notNull().defaultTo('success')).execute()
+      // the events written before: the refused ones failed; the signed-in user acted in the others
+      await sql`update audit_events set outcome = 'failure' where event in ('login_failed', 'refresh_reuse_detected')`.execute(db)
+      await sql`update audit_events set actor_id = user_id where event in ('login_succeeded', 'refreshed', 'logged_out', 'registered', 'password_changed')`.execute(db)
+      await db.schema.createIndex('audit_events_actor_id_at').on('audit_events').columns(['actor_id', 'at']).execute()
+    }
   }
 }
 

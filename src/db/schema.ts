@@ -52,7 +52,11 @@ export interface AuditEventsTable {
   id: string
   at: string
   event: string
-  /** no foreign key: the trail of a deleted user stays */
+  /** `success` or `failure` */
+  outcome: string
+  /** the user who acted, when a signed-in user did */
+  actor_id: string | null
+  /** the user the event is about; no foreign key: the trail of a deleted user stays */
   user_id: string | null
   session_id: string | null
   /** the email a failed sign-in was attempted with (it may name no user) */

@@ -58,7 +58,7 @@ export async function createServices ({ config, store, log, counters = new Memor
     password: new FailureThrottle(counters, config.loginMaxFailures, windowMs, 'password_failures', events)
   }
   const sessions = new SessionService(store, tokens, revocations, config, audit)
-  const users = new UserService(store, hasher, sessions)
+  const users = new UserService(store, hasher, sessions, audit)
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
 
   async function bootstrapAdmin (): Promise<void> {
