@@ -3,8 +3,8 @@ import pg from 'pg'
 import type { ScenarioId, SetupId } from './options.js'
 
 /**
- * The configurations gatehouse is measured in, each with its targets (issue 2 item 13, issue 5
- * item 7): SQLite in one process, PostgreSQL in one process, and SQLite with WORKERS=2. A target
+ * The configurations gatehouse is measured in, each with its targets (docs/benchmarks.md):
+ * SQLite in one process, PostgreSQL in one process, and SQLite with WORKERS=2. A target
  * is the least acceptable req/s ratio to the ceiling.
  */
 export interface Setup {

@@ -87,7 +87,7 @@ async function userRound (ctx: FlowContext, client: SoakClient, account: Account
   if (next === undefined) return
   await r.call(client, 'me', 'GET', '/auth/me', { token: next.access_token }, 200)
   await r.call(client, 'logout', 'POST', '/auth/logout', { body: { refresh_token: next.refresh_token } }, 204)
-  // SPEC §3: revocation is immediate, so the session's access token is refused at once
+  // revocation is immediate (docs/api.md#revocation), so the session's access token is refused at once
   await r.call(client, 'me', 'GET', '/auth/me', { token: next.access_token }, 401)
 }
 

@@ -1,6 +1,7 @@
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
+import { ACCESS_COOKIE, REFRESH_COOKIE } from '../src/credentials.js'
 import type { TokenPair } from '../src/sessions.js'
 
 declare module 'fastify' {
@@ -10,11 +11,8 @@ declare module 'fastify' {
   }
 }
 
-export const ACCESS_COOKIE = 'access_token'
-export const REFRESH_COOKIE = 'refresh_token'
-
 /**
- * The browser session (SPEC §3): HttpOnly so scripts cannot read the tokens, SameSite=Lax,
+ * The browser session (docs/api.md#cookies): HttpOnly so scripts cannot read the tokens, SameSite=Lax,
  * Secure in production, and the refresh cookie scoped to /auth so it travels only to the
  * routes that spend it. The JWTs are signed already, so the cookies themselves are not.
  * @see https://github.com/fastify/fastify-cookie

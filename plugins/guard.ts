@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
+import { readAccessCredential } from '../src/credentials.js'
 import { CsrfRejected, Forbidden, TokenInvalid, TokenMissing } from '../src/errors.js'
 import { isStateChanging, isTrustedOrigin } from '../src/origin.js'
 import type { Claims } from '../src/tokens.js'
-import { ACCESS_COOKIE } from './cookies.js'
 
-/** What a route declares about who may call it (SPEC §4). */
+/** What a route declares about who may call it (docs/api.md#access-control). */
 export interface RouteAccess {
   /** any one of these roles passes */
   roles?: string[]
@@ -19,14 +19,15 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The /api boundary: token verification, then the claims check. Added by routes/api. */
     apiGuard: onRequestHookHandler
-    /** Verifies the access token (Bearer header first, cookie second) and returns its claims. */
-    authenticate (request: FastifyRequest): Claims
+    /**
+     * The verified claims of the access credential the request presents (Bearer header first,
+     * cookie second), or undefined when it presents none. Throws the token's catalogued error.
+     */
+    verifiedClaimsOf (request: FastifyRequest): Claims | undefined
     /** Refuses a cookie-authenticated state change from a foreign origin. */
     assertTrustedOrigin (request: FastifyRequest): void
   }
 }
-
-const BEARER = /^Bearer +(\S*) *$/i
 
 export function mayAccess (claims: Claims, access: RouteAccess | undefined, params: unknown): boolean {
   if (claims.is_superuser || access === undefined) return true
@@ -46,23 +47,19 @@ export default fp(async function guardPlugin (fastify: FastifyInstance) {
     if (!isTrustedOrigin(origin, referer, `${request.protocol}://${request.host}`, allowedOrigins)) throw new CsrfRejected()
   }
 
-  function authenticate (request: FastifyRequest): Claims {
-    const header = request.headers.authorization
-    if (header !== undefined && /^bearer/i.test(header)) {
-      const token = BEARER.exec(header)?.[1]
-      if (!token) throw new TokenInvalid()
-      return sessions.verifyAccess(token)
-    }
-    const cookie = request.cookies[ACCESS_COOKIE]
-    if (cookie === undefined) throw new TokenMissing()
-    if (isStateChanging(request.method)) assertTrustedOrigin(request)
-    return sessions.verifyAccess(cookie)
+  function verifiedClaimsOf (request: FastifyRequest): Claims | undefined {
+    const credential = readAccessCredential(request)
+    if (credential === undefined) return undefined
+    if (credential.token === undefined) throw new TokenInvalid()
+    if (credential.source === 'cookie' && isStateChanging(request.method)) assertTrustedOrigin(request)
+    return sessions.verifyAccess(credential.token)
   }
 
   // callback style, not async: no promise per request on the hottest path
   const apiGuard: onRequestHookHandler = function (request, _reply, done) {
     try {
-      const claims = authenticate(request)
+      const claims = verifiedClaimsOf(request)
+      if (claims === undefined) throw new TokenMissing()
       request.claims = claims
       if (!mayAccess(claims, request.routeOptions.config.access, request.params)) throw new Forbidden()
       done()
@@ -71,7 +68,7 @@ export default fp(async function guardPlugin (fastify: FastifyInstance) {
     }
   }
 
-  fastify.decorate('authenticate', authenticate)
+  fastify.decorate('verifiedClaimsOf', verifiedClaimsOf)
   fastify.decorate('assertTrustedOrigin', assertTrustedOrigin)
   fastify.decorate('apiGuard', apiGuard)
 }, { name: 'guard', dependencies: ['config', 'cookies', 'services'] })

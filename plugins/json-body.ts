@@ -51,7 +51,7 @@ function refuseLoneSurrogates (key: string, value: unknown): unknown {
 /**
  * The only body parser: application/json in UTF-8. Fastify's text/plain parser is removed, so
  * an HTML form cannot post to any route (415). Invalid UTF-8 and `__proto__`/`constructor`
- * keys are refused, and the parser's own detail is returned (SPEC §5).
+ * keys are refused, and the parser's own detail is returned (docs/api.md#errors).
  *
  * Duplicate keys: the last one wins (`{"email":"a","email":"b"}` is `{"email":"b"}`), as
  * JSON.parse (ECMA-262) and most JSON libraries do. The whole body is then validated as that

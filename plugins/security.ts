@@ -63,7 +63,6 @@ export default fp(async function securityPlugin (fastify: FastifyInstance) {
   })
   await fastify.register(underPressure, {
     maxEventLoopDelay: fastify.config.maxEventLoopDelay,
-    retryAfter: 10,
-    message: 'The service is temporarily unavailable'
+    retryAfter: 10
   })
 }, { name: 'security', dependencies: ['config'] })

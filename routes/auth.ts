@@ -3,13 +3,13 @@ import type { FastifyRequest } from 'fastify'
 import { LogoutQuery, RefreshRequest, TokenResponse } from '../schemas/auth.js'
 import { errorResponses } from '../schemas/errors.js'
 import { CreateUserRequest, UserResponse } from '../schemas/users.js'
-import { REFRESH_COOKIE } from '../plugins/cookies.js'
+import { readAccessCredential, REFRESH_COOKIE } from '../src/credentials.js'
 import { RegistrationDisabled, TokenMissing, TokenRevoked, ValidationFailed } from '../src/errors.js'
 import type { Claims } from '../src/tokens.js'
 import loginRoute from './login.js'
-import { NO_STORE, toTokenResponse, toUserResponse } from './responses.js'
+import { toTokenResponse, toUserResponse } from './responses.js'
 
-/** /auth: sign-in, refresh, logout, the current user and self-registration (SPEC §1, §3). */
+/** /auth: sign-in, refresh, logout, the current user and self-registration (docs/api.md#routes, #tokens-and-sessions). */
 const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { sessions, config } = fastify
 
@@ -19,8 +19,8 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     if (fromBody !== undefined) return { token: fromBody, fromCookie: false }
     const fromCookie = request.cookies[REFRESH_COOKIE]
     if (fromCookie === undefined) return undefined
-    // SPEC §3: a request with a Bearer header is not subject to the check (no form can send one)
-    if (!/^bearer/i.test(request.headers.authorization ?? '')) fastify.assertTrustedOrigin(request)
+    // docs/api.md#csrf: a request with a Bearer header is not subject to the check (no form can send one)
+    if (readAccessCredential(request)?.source !== 'bearer') fastify.assertTrustedOrigin(request)
     return { token: fromCookie, fromCookie: true }
   }
 
@@ -33,13 +33,12 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: RefreshRequest,
       response: { 200: TokenResponse, ...errorResponses(400, 401, 403, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.refresh }
+    config: { rateLimit: fastify.rateLimits.refresh, noStore: true }
   }, async (request, reply) => {
     const presented = refreshTokenOf(request, request.body)
     if (presented === undefined) throw new ValidationFailed({ refresh_token: ['The refresh_token field is required'] })
     const pair = await sessions.refresh(presented.token, { ip: request.ip })
     if (presented.fromCookie) reply.setAuthCookies(pair)
-    reply.headers(NO_STORE)
     return toTokenResponse(pair)
   })
 
@@ -56,8 +55,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     let claims: Claims | undefined
     try {
       const presented = refreshTokenOf(request, request.body)
-      if (presented !== undefined) claims = sessions.verifyRefresh(presented.token)
-      else if (request.headers.authorization !== undefined || request.cookies.access_token !== undefined) claims = fastify.authenticate(request)
+      claims = presented !== undefined ? sessions.verifyRefresh(presented.token) : fastify.verifiedClaimsOf(request)
     } catch (err) {
       // signing out of a session that is already over has succeeded
       if (!(err instanceof TokenRevoked && scope === 'local')) throw err
@@ -74,6 +72,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       security: [{ bearerAuth: [] }, { cookieAuth: [] }],
       response: { 200: UserResponse, ...errorResponses(401) }
     },
+    config: { noStore: true },
     // the /api guard, outside /api: no access declared, so any valid access token passes
     onRequest: fastify.apiGuard
   }, async (request) => {
@@ -89,13 +88,13 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: CreateUserRequest,
       response: { 201: TokenResponse, ...errorResponses(400, 403, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.login },
+    config: { rateLimit: fastify.rateLimits.login, noStore: true },
     // refused before the body is read: disabled means 403 whatever the body
     onRequest: (_request, _reply, done) => { done(config.enableRegister ? undefined : new RegistrationDisabled()) }
   }, async (request, reply) => {
     const { email, password, name, age } = request.body
     const pair = await fastify.auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip })
-    return reply.code(201).headers(NO_STORE).send(toTokenResponse(pair))
+    return reply.code(201).send(toTokenResponse(pair))
   })
 }
 

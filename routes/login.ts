@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { LoginRequest, TokenResponse } from '../schemas/auth.js'
 import { errorResponses } from '../schemas/errors.js'
-import { NO_STORE, toTokenResponse } from './responses.js'
+import { toTokenResponse } from './responses.js'
 
 /**
  * POST /login, mounted under /auth and under /api (where it is the one route without a token).
@@ -15,12 +15,11 @@ const loginRoute: FastifyPluginAsyncTypebox = async (fastify) => {
       body: LoginRequest,
       response: { 200: TokenResponse, ...errorResponses(400, 401, 415, 422, 429) }
     },
-    config: { rateLimit: fastify.rateLimits.login }
+    config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { email, password, remember } = request.body
     const pair = await fastify.auth.login(email, password, { ip: request.ip })
     if (remember === true) reply.setAuthCookies(pair)
-    reply.headers(NO_STORE)
     return toTokenResponse(pair)
   })
 }

@@ -2,9 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses } from '../schemas/errors.js'
+import { bearerToken } from '../src/credentials.js'
 import { TokenInvalid, TokenMissing } from '../src/errors.js'
-
-const BEARER = /^Bearer +(\S+) *$/i
 
 /** Digests have one length, so the comparison takes the same time whatever was presented. */
 const digest = (value: string) => createHash('sha256').update(value).digest()
@@ -25,7 +24,7 @@ const metricsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     onRequest: (request, _reply, done) => {
       const header = request.headers.authorization
       if (header === undefined) return done(new TokenMissing())
-      const token = BEARER.exec(header)?.[1]
+      const token = bearerToken(header)
       done(token !== undefined && timingSafeEqual(digest(token), expected) ? undefined : new TokenInvalid())
     }
   }, async (_request, reply) => {

@@ -4,13 +4,10 @@ import type { User } from '../src/db/users.js'
 import type { TokenPair } from '../src/sessions.js'
 
 /*
- * How the routes shape domain objects into HTTP responses: the API's snake_case bodies and the
- * no-store headers of a token response. HTTP concerns, so they sit with the routes and not in
- * the framework-free src/. Not a route module: src/app.ts registers routes by name.
+ * How the routes shape domain objects into HTTP responses: the API's snake_case bodies. An
+ * HTTP concern, so it sits with the routes and not in the framework-free src/. Not a route
+ * module: src/app.ts registers routes by name.
  */
-
-/** RFC 6749 §5.1: a response carrying tokens must not be cached. */
-export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
 
 /** The API's shapes of the domain objects; the response schemas then filter them. */
 export function toUserResponse (user: User): UserResponse {
@@ -27,15 +24,16 @@ export function toUserResponse (user: User): UserResponse {
 }
 
 /**
- * `expires_in` rounds up: `exp` is a whole second no later than iat + TTL, so a fresh pair says
- * the configured TTL (900), never 899 because the clock moved past a half second meanwhile.
+ * `expires_in` is the access token's lifetime, `exp − iat` (RFC 6749 §5.1), so a fresh pair always
+ * says the configured TTL: counting down from the moment of answering said 899 whenever a second
+ * boundary passed between signing (on a whole-second `iat`) and answering.
  */
 export function toTokenResponse (pair: TokenPair): TokenResponse {
   return {
     access_token: pair.accessToken,
     refresh_token: pair.refreshToken,
     token_type: 'Bearer',
-    expires_in: Math.max(0, Math.ceil((pair.accessExpiresAt - Date.now()) / 1000)),
+    expires_in: pair.accessLifetime,
     expires_at: new Date(pair.accessExpiresAt).toISOString(),
     refresh_expires_at: new Date(pair.refreshExpiresAt).toISOString(),
     user: toUserResponse(pair.user)

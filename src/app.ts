@@ -6,10 +6,11 @@ import configPlugin from '../plugins/config.js'
 import countersPlugin from '../plugins/counters.js'
 import cookiesPlugin from '../plugins/cookies.js'
 import dbPlugin from '../plugins/db.js'
-import errorsPlugin, { clientErrorHandler } from '../plugins/errors.js'
+import errorHandlerPlugin, { clientErrorHandler } from '../plugins/error-handler.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
 import metricsPlugin from '../plugins/metrics.js'
+import noStorePlugin from '../plugins/no-store.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 import revocationsPlugin from '../plugins/revocations.js'
 import securityPlugin from '../plugins/security.js'
@@ -58,10 +59,11 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
 
   await app.register(configPlugin, { config })
   await app.register(validationPlugin)
-  await app.register(errorsPlugin)
+  await app.register(errorHandlerPlugin)
   await app.register(securityPlugin)
   await app.register(countersPlugin)
   await app.register(jsonBodyPlugin)
+  await app.register(noStorePlugin)
   if (config.corsOrigins.length > 0) {
     // the headers a client of this API sends, listed: by default the plugin reflects whatever a preflight asks for
     await app.register(fastifyCors, { origin: config.corsOrigins, credentials: true, allowedHeaders: ['Authorization', 'Content-Type'] })

@@ -1,72 +1,115 @@
-import { STATUS_CODES } from 'node:http'
 import createError from '@fastify/error'
 
 /**
- * The error catalogue: every `code` a client can switch on, with its status and public
- * message. Helpers throw these; the one error handler turns them into ErrorResponse bodies.
- * Stacks are not captured: these are expected outcomes, and a body never shows one.
+ * The error catalogue: every `code` a client can switch on, with its status and public message,
+ * written once, in the style of Fastify's own lib/errors.js. Helpers throw these; the one error
+ * handler (plugins/error-handler.ts) turns them into ErrorResponse bodies. `title` is set only
+ * where the `error` field is not the status's reason phrase. A message of DETAIL is the thrower's
+ * own public detail (the JSON parser's message, which resource was not found).
  */
-const catalogue = new Set<string>()
+export const DETAIL = '%s'
 
-function catalogued (code: string, message: string, statusCode: number) {
-  catalogue.add(code.toUpperCase())
-  return createError<string, number, [string?]>(code, message, statusCode, Error, false)
+const CATALOGUE = {
+  bad_request: { status: 400, message: 'The request is malformed' },
+  invalid_json: { status: 400, message: DETAIL, title: 'Invalid JSON' },
+  email_taken: { status: 400, message: 'The email has already been taken' },
+  invalid_password: { status: 400, message: 'The current password is incorrect' },
+  invalid_credentials: { status: 401, message: 'Invalid email or password' },
+  token_missing: { status: 401, message: 'An access token is required' },
+  token_invalid: { status: 401, message: 'The token is invalid' },
+  token_expired: { status: 401, message: 'The token has expired' },
+  token_revoked: { status: 401, message: 'The token has been revoked' },
+  refresh_token_reused: { status: 401, message: 'The refresh token was already used; the session has been revoked' },
+  forbidden: { status: 403, message: 'You are not allowed to perform this action' },
+  csrf_rejected: { status: 403, message: 'Cross-origin request rejected' },
+  registration_disabled: { status: 403, message: 'Registration is disabled' },
+  not_found: { status: 404, message: DETAIL },
+  method_not_allowed: { status: 405, message: 'Method %s is not allowed on this resource' },
+  request_timeout: { status: 408, message: 'The request took too long' },
+  payload_too_large: { status: 413, message: 'The request body is too large' },
+  unsupported_media_type: { status: 415, message: 'The request body must be application/json (UTF-8)' },
+  validation_failed: { status: 422, message: 'The given data was invalid', title: 'Validation failed' },
+  rate_limited: { status: 429, message: 'Too many attempts, try again later' },
+  headers_too_large: { status: 431, message: 'The request headers are too large' },
+  internal_error: { status: 500, message: 'An unexpected error occurred' },
+  not_implemented: { status: 501, message: 'This feature is not implemented' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable' }
+} as const satisfies Record<string, CatalogueEntry>
+
+export interface CatalogueEntry {
+  readonly status: number
+  readonly message: string
+  /** the `error` field, where it is not the status's reason phrase */
+  readonly title?: string
+}
+
+export type ErrorCode = keyof typeof CATALOGUE
+
+/** The base of every catalogued error, so the handler knows one from anything else thrown. */
+export class CatalogueError extends Error {
+  declare readonly code: string
+  declare readonly statusCode: number
+}
+
+// @fastify/error types its Base as ErrorConstructor (callable too); it only ever reads the prototype
+const Base = CatalogueError as unknown as ErrorConstructor
+
+/** Stacks are not captured: these are expected outcomes, and a body never shows one. */
+function catalogued (code: ErrorCode) {
+  const { status, message } = CATALOGUE[code]
+  return createError<string, number, [string?]>(code, message, status, Base, false)
+}
+
+export function catalogueEntry (code: ErrorCode): CatalogueEntry {
+  return CATALOGUE[code]
 }
 
 /** The public code of a catalogued error (@fastify/error upper-cases codes), else undefined. */
-export function catalogueCode (error: { code?: string }): string | undefined {
-  return error.code !== undefined && catalogue.has(error.code) ? error.code.toLowerCase() : undefined
+export function catalogueCode (error: unknown): ErrorCode | undefined {
+  return error instanceof CatalogueError ? error.code.toLowerCase() as ErrorCode : undefined
 }
 
-export const InvalidJson = catalogued('invalid_json', '%s', 400)
-export const InvalidCredentials = catalogued('invalid_credentials', 'Invalid email or password', 401)
-export const TokenMissing = catalogued('token_missing', 'An access token is required', 401)
-export const TokenInvalid = catalogued('token_invalid', 'The token is invalid', 401)
-export const TokenExpired = catalogued('token_expired', 'The token has expired', 401)
-export const TokenRevoked = catalogued('token_revoked', 'The token has been revoked', 401)
-export const RefreshTokenReused = catalogued('refresh_token_reused', 'The refresh token was already used; the session has been revoked', 401)
-export const Forbidden = catalogued('forbidden', 'You are not allowed to perform this action', 403)
-export const CsrfRejected = catalogued('csrf_rejected', 'Cross-origin request rejected', 403)
-export const RegistrationDisabled = catalogued('registration_disabled', 'Registration is disabled', 403)
-export const EmailTaken = catalogued('email_taken', 'The email has already been taken', 400)
-export const InvalidPassword = catalogued('invalid_password', 'The current password is incorrect', 400)
-export const NotFound = catalogued('not_found', '%s', 404)
-export const MethodNotAllowed = catalogued('method_not_allowed', 'Method %s is not allowed on this resource', 405)
-export const PayloadTooLarge = catalogued('payload_too_large', 'The request body is too large', 413)
-export const UnsupportedMediaType = catalogued('unsupported_media_type', 'The request body must be application/json (UTF-8)', 415)
-export const RateLimited = catalogued('rate_limited', 'Too many attempts, try again later', 429)
-export const NotImplemented = catalogued('not_implemented', 'This feature is not implemented', 501)
-export const ServiceUnavailable = catalogued('service_unavailable', 'The service is temporarily unavailable', 503)
+export const BadRequest = catalogued('bad_request')
+export const InvalidJson = catalogued('invalid_json')
+export const EmailTaken = catalogued('email_taken')
+export const InvalidPassword = catalogued('invalid_password')
+export const InvalidCredentials = catalogued('invalid_credentials')
+export const TokenMissing = catalogued('token_missing')
+export const TokenInvalid = catalogued('token_invalid')
+export const TokenExpired = catalogued('token_expired')
+export const TokenRevoked = catalogued('token_revoked')
+export const RefreshTokenReused = catalogued('refresh_token_reused')
+export const Forbidden = catalogued('forbidden')
+export const CsrfRejected = catalogued('csrf_rejected')
+export const RegistrationDisabled = catalogued('registration_disabled')
+export const NotFound = catalogued('not_found')
+export const MethodNotAllowed = catalogued('method_not_allowed')
+export const RequestTimeout = catalogued('request_timeout')
+export const PayloadTooLarge = catalogued('payload_too_large')
+export const UnsupportedMediaType = catalogued('unsupported_media_type')
+export const HeadersTooLarge = catalogued('headers_too_large')
+export const InternalError = catalogued('internal_error')
+export const NotImplemented = catalogued('not_implemented')
+export const ServiceUnavailable = catalogued('service_unavailable')
 
-/** 422: the field map (and optional details list) travel on the error itself. */
-export class ValidationFailed extends Error {
-  readonly code = 'validation_failed'
-  readonly statusCode = 422
-  constructor (
-    readonly errors: Record<string, string[]>,
-    readonly details?: ValidationDetail[]
-  ) {
-    super('The given data was invalid')
+/** 429 with the seconds until the client may try again (at least one, whole seconds). */
+export class RateLimited extends catalogued('rate_limited') {
+  readonly retryAfter: number
+  constructor (retryAfterSeconds: number) {
+    super()
+    this.retryAfter = Math.max(1, Math.ceil(retryAfterSeconds))
   }
 }
 
 export interface ValidationDetail { field: string, tag: string, value: string, message: string }
 
-/** The seed fixes a few titles; every other `error` is the status's reason phrase. */
-const TITLES: Record<string, string> = {
-  invalid_json: 'Invalid JSON',
-  validation_failed: 'Validation failed'
-}
-
-export function errorTitle (code: string, statusCode: number): string {
-  return TITLES[code] ?? STATUS_CODES[statusCode] ?? 'Error'
-}
-
-/** RFC 6750 §3: no error attribute when credentials were simply absent. */
-export function wwwAuthenticate (code: string, message: string): string | undefined {
-  if (code === 'token_missing') return 'Bearer realm="gatehouse"'
-  if (code === 'token_invalid' || code === 'token_expired' || code === 'token_revoked' || code === 'refresh_token_reused') {
-    return `Bearer realm="gatehouse", error="invalid_token", error_description="${message}"`
+/** 422: the field map (and optional details list) travel on the error itself. */
+export class ValidationFailed extends catalogued('validation_failed') {
+  readonly errors: Record<string, string[]>
+  readonly details: ValidationDetail[] | undefined
+  constructor (errors: Record<string, string[]>, details?: ValidationDetail[]) {
+    super()
+    this.errors = errors
+    this.details = details
   }
-  return undefined
 }

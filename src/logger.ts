@@ -1,7 +1,7 @@
 import type { LoggerOptions } from 'pino'
 import type { Config } from './config.js'
 
-/** Tokens, passwords, cookies and the Authorization header never reach a log line (SPEC §7). */
+/** Tokens, passwords, cookies and the Authorization header never reach a log line (docs/security.md). */
 const REDACT = [
   'req.headers.authorization',
   'req.headers.cookie',

@@ -1,4 +1,4 @@
-/** PaginationMeta from the seed's formulas, applied as written (SPEC §2): every paged list uses it. */
+/** PaginationMeta from the seed's formulas, applied as written (docs/api.md#userlistresponse): every paged list uses it. */
 export function paginationMeta (page: number, perPage: number, total: number) {
   return {
     current_page: page,

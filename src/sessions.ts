@@ -12,6 +12,8 @@ export interface TokenPair {
   accessToken: string
   refreshToken: string
   accessExpiresAt: number
+  /** seconds from the access token's `iat` to its `exp`: its whole lifetime */
+  accessLifetime: number
   refreshExpiresAt: number
   user: User
 }
@@ -36,7 +38,7 @@ const REVOCATION_MARGIN_MS = 1000
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** Sessions: starting one, rotating its refresh token, and revoking it (SPEC §3). */
+/** Sessions: starting one, rotating its refresh token, and revoking it (docs/api.md#tokens-and-sessions). */
 export class SessionService {
   constructor (
     private readonly store: Store,
@@ -199,6 +201,7 @@ export class SessionService {
       accessToken: this.tokens.sign(access),
       refreshToken: this.tokens.sign(refresh),
       accessExpiresAt: access.exp * 1000,
+      accessLifetime: access.exp - access.iat,
       refreshExpiresAt: refresh.exp * 1000,
       user
     }

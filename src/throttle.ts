@@ -51,12 +51,12 @@ export class MemoryCounterStore implements CounterStore {
 }
 
 /** A 429 that tells the client when to come back. */
-export function rateLimited (retryAfterSeconds: number): Error {
-  return Object.assign(new RateLimited(), { retryAfter: Math.max(1, Math.ceil(retryAfterSeconds)) })
+export function rateLimited (retryAfterSeconds: number): RateLimited {
+  return new RateLimited(retryAfterSeconds)
 }
 
 /**
- * Failed attempts per key (SPEC §7: one email from one address). At `max` failures within the
+ * Failed attempts per key (docs/security.md: one email from one address). At `max` failures within the
  * window, the key is refused — before any password is hashed — until the window passes; a
  * success resets it. Keying by email *and* address means an attacker elsewhere cannot lock a
  * user out of their own address. A refusal is reported as a `throttled` event under the

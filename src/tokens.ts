@@ -5,7 +5,7 @@ import { VerifiedTokenCache, type CacheLimits } from './token-cache.js'
 
 export type TokenType = 'access' | 'refresh'
 
-/** SPEC §3: the claims of both tokens. */
+/** The claims of both tokens (docs/api.md#tokens-and-claims). */
 export interface Claims {
   user_id: string
   email: string
@@ -71,7 +71,7 @@ export class TokenIssuer {
 
   /**
    * RFC 8725 §3.11: the `type` claim keeps a refresh token from passing as an access token and
-   * the reverse. fast-jwt accepts a token in the millisecond its exp is reached; SPEC §3 refuses
+   * the reverse. fast-jwt accepts a token in the millisecond its exp is reached; docs/api.md#tokens-and-claims refuses
    * it from that second, hence the check here. Only a token that passed every check is cached.
    */
   verify (token: string, type: TokenType, nowMs: number): Claims {

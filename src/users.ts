@@ -18,12 +18,12 @@ export interface NewAccount {
 
 export interface UserPage { users: User[], total: number }
 
-/** SPEC §2: emails are trimmed and compared case-insensitively, stored lower-cased. */
+/** Emails are trimmed and compared case-insensitively, stored lower-cased (docs/api.md#common-rules). */
 export function normalizeEmail (email: string): string {
   return email.trim().toLowerCase()
 }
 
-/** Grants in a request body are honoured only from a caller allowed to make them (SPEC §2). */
+/** Grants in a request body are honoured only from a caller allowed to make them (docs/api.md#common-rules). */
 export function assertMayGrant (caller: Claims, changes: { roles?: string[] | undefined, isSuperuser?: boolean | undefined }): void {
   const admin = caller.is_superuser || caller.roles.includes('admin')
   if (changes.roles !== undefined && !admin) throw new Forbidden()

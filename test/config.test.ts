@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { ConfigError, loadConfig, parseDuration } from '../src/config.js'
 import { tempDir, TEST_SECRET } from './helper.js'
-import { startServer } from './server-process.js'
+import { startServer } from './process/server-process.js'
 
 function load (values: Record<string, unknown>) {
   return loadConfig({ fromEnvironment: false, values })

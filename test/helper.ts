@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type LightMyRequestResponse } from 'fastify'
 import { Kysely, type Dialect, type RawBuilder } from 'kysely'
 import pg from 'pg'
+import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config.js'
+import type { Claims } from '../src/tokens.js'
 
 /** A tap test, as far as the helpers need it. */
 export interface TestContext { teardown (fn: () => unknown): void }
@@ -49,7 +52,7 @@ export function testConfig (t: TestContext, values: Record<string, unknown> = {}
       LOG_LEVEL: 'silent',
       ARGON2_MEMORY_COST: 1024,
       ARGON2_TIME_COST: 1,
-      // a loaded test machine lags past any threshold: shedding is tested on its own (under-pressure.test.ts)
+      // a loaded test machine lags past any threshold: shedding is tested on its own (test/plugins/under-pressure.test.ts)
       MAX_EVENT_LOOP_DELAY: 0,
       ...values
     }
@@ -71,6 +74,20 @@ export async function buildFrom (t: TestContext, config: Config, options: BuildH
   const app = await buildApp(config, options)
   t.teardown(() => app.close())
   await options.setup?.(app)
+  await app.ready()
+  return app
+}
+
+/**
+ * A bare Fastify with the test configuration and only `plugins`, for a plugin tested on its own;
+ * `setup` adds the routes that exercise it. Ready, closed at teardown.
+ */
+export async function buildBare (t: TestContext, plugins: FastifyPluginAsync[], setup: (app: FastifyInstance) => unknown, values: Record<string, unknown> = {}): Promise<FastifyInstance> {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(configPlugin, { config: testConfig(t, values) })
+  for (const plugin of plugins) await app.register(plugin)
+  await setup(app)
   await app.ready()
   return app
 }
@@ -219,8 +236,30 @@ export function tokenResponse (body: Record<string, unknown>, user: Record<strin
   }
 }
 
+/** The payload of a JWT, read without verifying it (the test checks what the server signed). */
+export function claimsOf (token: string): Claims {
+  return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Claims
+}
+
 export function authHeader (token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` }
+}
+
+/** Each Set-Cookie header as { name, value, attributes } with attribute names lower-cased. */
+export function setCookies (res: LightMyRequestResponse): { name: string, value: string, attributes: Record<string, string | true> }[] {
+  const header = res.headers['set-cookie']
+  const lines = header === undefined ? [] : [header].flat()
+  return lines.map((line) => {
+    const [pair = '', ...rest] = line.split(';').map((part) => part.trim())
+    const eq = pair.indexOf('=')
+    const attributes: Record<string, string | true> = {}
+    for (const part of rest) {
+      const at = part.indexOf('=')
+      if (at === -1) attributes[part.toLowerCase()] = true
+      else attributes[part.slice(0, at).toLowerCase()] = part.slice(at + 1)
+    }
+    return { name: pair.slice(0, eq), value: pair.slice(eq + 1), attributes }
+  })
 }
 
 /** A cookie value from a response's Set-Cookie headers. */
@@ -235,5 +274,39 @@ export async function changePassword (app: FastifyInstance, accessToken: string,
     url: '/api/auth/change-password',
     headers: authHeader(accessToken),
     payload: { current_password: currentPassword, new_password: newPassword }
+  })
+}
+
+/**
+ * Every string a regex runs on while `fn` runs: RegExp#test and String#match, replace and split
+ * all call RegExp#exec, so wrapping it sees them all. Restored before any assertion runs.
+ */
+export async function regexInputsDuring (fn: () => unknown): Promise<string[]> {
+  const exec = RegExp.prototype.exec
+  const inputs: string[] = []
+  // eslint-disable-next-line no-extend-native -- a probe for the length of fn, restored below
+  RegExp.prototype.exec = function (this: RegExp, input: string) {
+    inputs.push(String(input))
+    return exec.call(this, input)
+  }
+  try {
+    await fn()
+  } finally {
+    // eslint-disable-next-line no-extend-native -- the original, put back
+    RegExp.prototype.exec = exec
+  }
+  return inputs
+}
+
+/** Sends raw bytes over a real socket to a listening app: the point is what Node's parser does before Fastify. */
+export async function rawRequest (app: FastifyInstance, text: string): Promise<string> {
+  const { port } = app.server.address() as { port: number }
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.end(text) })
+    let received = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { received += chunk })
+    socket.on('close', () => { resolve(received) })
+    socket.on('error', reject)
   })
 }

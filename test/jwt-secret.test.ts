@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { tempDir, TEST_SECRET, type TestContext } from './helper.js'
-import { startServer } from './server-process.js'
+import { startServer } from './process/server-process.js'
 
 function load (values: Record<string, unknown>) {
   return loadConfig({ fromEnvironment: false, values })

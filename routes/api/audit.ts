@@ -29,7 +29,7 @@ const auditRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: AuditListQuery,
       response: { 200: AuditListResponse, ...errorResponses(401, 403, 422, 500) }
     },
-    config: { access: { roles: ['admin'] } }
+    config: { access: { roles: ['admin'] }, noStore: true }
   }, async (request) => {
     const { page, per_page: perPage, user_id: userId, actor_id: actorId, event } = request.query
     const { entries, total } = await fastify.auditTrail.page({ userId, actorId, event }, page, perPage)

@@ -9,10 +9,11 @@ import { assertMayGrant } from '../../src/users.js'
 import { toUserResponse } from '../responses.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
-const ADMIN = { access: { roles: ['admin'] } }
-const ADMIN_OR_SELF = { access: { roles: ['admin'], self: 'id' } }
+// every response here but DELETE's empty 204 holds user data
+const ADMIN = { access: { roles: ['admin'] }, noStore: true }
+const ADMIN_OR_SELF = { access: { roles: ['admin'], self: 'id' }, noStore: true }
 
-/** /api/users: user management (SPEC §1). The guard has checked the token and the declared access. */
+/** /api/users: user management (docs/api.md#routes). The guard has checked the token and the declared access. */
 const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { users } = fastify
   const callerOf = (request: { claims: Claims | null }) => request.claims as Claims

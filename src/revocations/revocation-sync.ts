@@ -40,7 +40,7 @@ const MAX_UNSENT = 10_000
 interface Message { session_id: string, expires_at: number }
 
 /**
- * Keeps every instance's revocation index true (SPEC §3: refused everywhere within a second,
+ * Keeps every instance's revocation index true (docs/api.md#revocation: refused everywhere within a second,
  * no database read per request). A revocation made here is published; one published elsewhere
  * is learnt. Whenever the subscription is (re)made, the revocations the broadcast may have
  * missed are read from the database; while there is no broadcast, they are read every `pollMs`.

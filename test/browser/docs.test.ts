@@ -7,7 +7,7 @@ import { build } from '../helper.js'
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
-/** A missing browser is a failure, never a skip: the page is part of the contract (SPEC §1). */
+/** A missing browser is a failure, never a skip: the page is part of the contract (docs/api.md#routes). */
 async function launch (): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium) or set CHROMIUM_PATH`)
   return await chromium.launch({ executablePath: CHROMIUM, args: ARGS })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build, createUser } from '../helper.js'
+import { UUID } from '../patterns.js'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const UNSUPPORTED = {
   error: 'Unsupported Media Type',
   message: 'The request body must be application/json (UTF-8)',

@@ -4,23 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { DOCS_CSP } from '../../plugins/security.js'
 import { build, createUser, login, PASSWORD } from '../helper.js'
-
-const API_CSP = "default-src 'none';frame-ancestors 'none'"
-
-/** helmet's headers on every API answer (OWASP REST Security), success or error alike. */
-const HELMET = {
-  'content-security-policy': API_CSP,
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'origin-agent-cluster': '?1',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-dns-prefetch-control': 'off',
-  'x-download-options': 'noopen',
-  'x-frame-options': 'SAMEORIGIN',
-  'x-permitted-cross-domain-policies': 'none',
-  'x-xss-protection': '0'
-}
+import { HELMET } from '../patterns.js'
 
 async function listen (app: FastifyInstance): Promise<number> {
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -89,7 +73,7 @@ t.test('the docs page and its assets get the docs CSP, and only they', async (t)
   t.notMatch(page.body, /<script>|<style>|https?:\/\/(?!127)/, 'no inline code and no other origin in the page')
   for (const url of ['/openapi.json', '/health', '/docsx', '/auth/login']) {
     const res = await app.inject({ method: 'GET', url })
-    t.equal(res.headers['content-security-policy'], API_CSP, `${url} keeps default-src 'none'`)
+    t.equal(res.headers['content-security-policy'], HELMET['content-security-policy'], `${url} keeps default-src 'none'`)
   }
 })
 

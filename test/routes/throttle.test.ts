@@ -1,8 +1,6 @@
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../helper.js'
-
-const RATE_LIMITED = { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' }
-const BAD_LOGIN = { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' }
+import { BAD_LOGIN, RATE_LIMITED } from '../patterns.js'
 
 function attempt (email: string, password: string, ip = '203.0.113.1', url = '/auth/login') {
   return { method: 'POST' as const, url, remoteAddress: ip, payload: { email, password } }

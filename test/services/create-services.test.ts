@@ -23,7 +23,9 @@ t.test('createServices builds the services without an app, and they report what 
   const pair = await services.auth.login('ann@example.com', PASSWORD, CONTEXT)
   t.equal(services.sessions.verifyAccess(pair.accessToken).user_id, user.id)
   await t.rejects(services.auth.login('ann@example.com', 'Wrong-Password-1', CONTEXT), InvalidCredentials)
-  await t.rejects(services.auth.login('ann@example.com', 'Wrong-Password-1', CONTEXT), RateLimited)
+  // tap matches a class pattern by its fields, not instanceof: RateLimited is a subclass (it carries retryAfter)
+  const throttled = await services.auth.login('ann@example.com', 'Wrong-Password-1', CONTEXT).catch((err: unknown) => err)
+  t.ok(throttled instanceof RateLimited, 'the second failure is refused with RateLimited')
 
   t.same(seen, [
     'password hash true',

@@ -4,7 +4,7 @@ import { TokenExpired, TokenInvalid } from '../../src/errors.js'
 import { createTokenCodec } from '../../src/token-codec.js'
 import { TokenIssuer, type Claims } from '../../src/tokens.js'
 import { tempDir, TEST_SECRET } from '../helper.js'
-import { startServer } from '../server-process.js'
+import { startServer } from '../process/server-process.js'
 
 const LIFETIMES = { issuer: 'gatehouse', accessTtl: 900, refreshTtl: 3600 }
 const SUBJECT = { id: '6f1c1c8e-4a43-4d2b-9a57-0d7f1b1e2a10', email: 'ann@example.com', roles: ['user'], isSuperuser: false }

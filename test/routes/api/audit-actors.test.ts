@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { authHeader, build, changePassword, createUser, login } from '../../helper.js'
+import { authHeader, build, changePassword, claimsOf, createUser, login } from '../../helper.js'
 
 const LOCAL = '127.0.0.1'
 
 interface AuditEvent { id: string, at: string, [field: string]: unknown }
 
-function sessionOf (token: string): string {
-  return (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { session_id: string }).session_id
-}
+const sessionOf = (token: string) => claimsOf(token).session_id
 
 /** The events of the trail, newest first, without their generated id and time. */
 async function trail (t: Test, app: FastifyInstance, token: string, query = ''): Promise<Array<Record<string, unknown>>> {

@@ -2,17 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
-import { build, createUser, login, rawSql, testConfig, type Tokens } from '../../helper.js'
+import { build, claimsOf, createUser, login, rawSql, testConfig, type Tokens } from '../../helper.js'
 
 const tokenExpired = { error: 'Unauthorized', message: 'The token has expired', code: 'token_expired' }
 const expiredChallenge = 'Bearer realm="gatehouse", error="invalid_token", error_description="The token has expired"'
 
 interface TokenBody extends Tokens { expires_at: string, refresh_expires_at: string }
-
-/** The sign-in second, as the access token of the sign-in states it. */
-function issuedAt (token: string): number {
-  return (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { iat: number }).iat
-}
 
 async function refresh (app: FastifyInstance, refreshToken: string) {
   return await app.inject({ method: 'POST', url: '/auth/refresh', payload: { refresh_token: refreshToken } })
@@ -26,7 +21,7 @@ t.test('a refresh never extends a session past SESSION_MAX_AGE from its sign-in,
   const user = await createUser(app)
   const signIn = await login(app, user)
   const first = signIn.response.json() as TokenBody
-  const endsAt = new Date((issuedAt(first.access_token) + 2) * 1000).toISOString()
+  const endsAt = new Date((claimsOf(first.access_token).iat + 2) * 1000).toISOString()
   t.equal(first.refresh_expires_at, endsAt, 'the first refresh token ends with the session')
 
   const rotated = await refresh(app, first.refresh_token)
