@@ -11,16 +11,26 @@ export const AUDIT_EVENTS = [
   'logged_out',
   'registered',
   'sessions_revoked',
-  'password_changed'
+  'password_changed',
+  'password_change_failed',
+  'user_created',
+  'grants_changed',
+  'user_deleted'
 ] as const
+
+/** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */
+export const AUDIT_OUTCOMES = ['success', 'failure'] as const
+export const AuditOutcome = Type.Union(AUDIT_OUTCOMES.map((outcome) => Type.Literal(outcome)))
+export type AuditOutcome = Static<typeof AuditOutcome>
 
 export const AuditEventName = Type.Union(AUDIT_EVENTS.map((event) => Type.Literal(event)))
 export type AuditEventName = Static<typeof AuditEventName>
 
-/** GET /api/audit: the users list's paging (same bounds and defaults) plus two filters. */
+/** GET /api/audit: the users list's paging (same bounds and defaults) plus three filters. */
 export const AuditListQuery = Type.Object({
   ...UserListQuery.properties,
   user_id: Type.Optional(Uuid),
+  actor_id: Type.Optional(Uuid),
   event: Type.Optional(AuditEventName)
 }, { additionalProperties: false })
 export type AuditListQuery = Static<typeof AuditListQuery>
@@ -31,11 +41,15 @@ export const AuditEventResponse = Type.Object({
   id: Uuid,
   at: Timestamp,
   event: AuditEventName,
+  outcome: AuditOutcome,
+  /** the user who acted (the signed-in caller); null for an anonymous request and the command line */
+  actor_id: Nullable(Uuid),
+  /** the user the event is about (the target) */
   user_id: Nullable(Uuid),
   session_id: Nullable(Uuid),
   /** the email a failed sign-in was attempted with */
   email: Nullable(Type.String()),
-  /** the client address */
+  /** the client address (`cli` for the command line) */
   address: Nullable(Type.String()),
   detail: Nullable(Type.String())
 }, { $id: 'AuditEvent' })

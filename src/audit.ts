@@ -1,15 +1,23 @@
-import type { AuditEventName } from '../schemas/audit.js'
+import type { AuditEventName, AuditOutcome } from '../schemas/audit.js'
 import { auditEventId, type AuditEntry, type AuditFilter } from './db/audit-events.js'
 import type { Store } from './db/store.js'
 
 /** Where a request came from, for audit lines (never a token or a password). */
 export interface RequestContext { ip: string }
 
+/** The command line has no client address; its events say where they came from instead. */
+export const CLI_CONTEXT: RequestContext = { ip: 'cli' }
+
 /** The list is a schema constant (schemas/audit.ts): the API validates the same names the trail writes. */
 export type AuditEvent = AuditEventName
 
 export interface AuditRecord {
   event: AuditEvent
+  /** `success` unless said otherwise */
+  outcome?: AuditOutcome
+  /** the user who acted: the signed-in caller (absent for an anonymous request and the command line) */
+  actorId?: string | undefined
+  /** the user the event is about (the target) */
   userId?: string
   sessionId?: string
   email?: string
@@ -25,7 +33,7 @@ export interface AuditLogger {
   error (fields: object, message: string): void
 }
 
-/** SQLite binds at most 32766 parameters per statement; 8 per row leaves room. */
+/** SQLite binds at most 32766 parameters per statement; 10 per row leaves room. */
 const BATCH_LIMIT = 500
 /** Rows waiting for a slow or failing database are held in memory up to this many; then dropped (and counted). */
 const PENDING_LIMIT = 50_000
@@ -51,8 +59,8 @@ export class AuditTrail {
     private readonly log: AuditLogger
   ) {}
 
-  readonly sink: AuditSink = ({ event, userId, sessionId, email, detail }, { ip }) => {
-    this.log.info({ audit: event, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
+  readonly sink: AuditSink = ({ event, outcome = 'success', actorId, userId, sessionId, email, detail }, { ip }) => {
+    this.log.info({ audit: event, outcome, actor_id: actorId, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
     if (this.pending >= PENDING_LIMIT) {
       this.dropped++
       return
@@ -63,6 +71,8 @@ export class AuditTrail {
       id: auditEventId(nowMs),
       at: new Date(nowMs).toISOString(),
       event,
+      outcome,
+      actorId: actorId ?? null,
       userId: userId ?? null,
       sessionId: sessionId ?? null,
       email: email ?? null,

@@ -29,7 +29,7 @@ export class AuthService {
       return { user, ok: await this.hasher.verify(user?.passwordHash, password) }
     })
     if (!ok || user === undefined) {
-      this.audit({ event: 'login_failed', email: normalized, userId: user?.id }, context)
+      this.audit({ event: 'login_failed', outcome: 'failure', email: normalized, userId: user?.id }, context)
       throw new InvalidCredentials()
     }
     if (this.hasher.needsRehash(user.passwordHash)) {
@@ -37,14 +37,14 @@ export class AuthService {
       await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
     }
     const pair = await this.sessions.start(user)
-    this.audit({ event: 'login_succeeded', userId: user.id, sessionId: pair.sessionId }, context)
+    this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair
   }
 
   async register (account: Omit<NewAccount, 'isSuperuser'>, context: RequestContext): Promise<TokenPair> {
     const user = await this.users.create({ ...account, isSuperuser: false })
     const pair = await this.sessions.start(user)
-    this.audit({ event: 'registered', userId: user.id, sessionId: pair.sessionId }, context)
+    this.audit({ event: 'registered', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair
   }
 
@@ -57,12 +57,15 @@ export class AuthService {
     const user = await this.store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
     const { ok } = await this.throttles.password.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await this.hasher.verify(user.passwordHash, currentPassword) }))
-    if (!ok) throw new InvalidPassword()
+    if (!ok) {
+      this.audit({ event: 'password_change_failed', outcome: 'failure', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
+      throw new InvalidPassword()
+    }
     const passwordHash = await this.hasher.hash(newPassword)
     await this.store.transaction(async (tx) => {
       await tx.users.setPasswordHash(user.id, passwordHash, new Date().toISOString())
-      await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, 'password_changed', context, tx)
+      await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, { reason: 'password_changed', actorId: user.id }, context, tx)
     })
-    this.audit({ event: 'password_changed', userId: user.id, sessionId: caller.session_id }, context)
+    this.audit({ event: 'password_changed', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
   }
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
+import { AuditTrail, CLI_CONTEXT } from './audit.js'
 import { ruleFormats } from './validation/index.js'
 import { ConfigError, loadConfig } from './config.js'
 import { connect } from './db/store.js'
@@ -38,15 +39,18 @@ async function createUser (args: string[]): Promise<string> {
   const store = await connect(config.databaseUrl, { poolMax: config.databasePoolMax })
   try {
     await store.migrate()
-    // the server's own services, so the CLI creates a user exactly as the API does
-    const { users } = await createServices({ config, store, log: { info () {}, warn () {} } })
+    // the server's own services, so the CLI creates a user exactly as the API does, audit event included
+    const { users, events } = await createServices({ config, store, log: { info () {}, warn () {} } })
+    const trail = new AuditTrail(store, { info () {}, error (fields, message) { process.stderr.write(`gatehouse: ${message}\n`) } })
+    events.on('audit', ({ record, context }) => { trail.sink(record, context) })
     const user = await users.create({
       email: values.email,
       password,
       name: values.name,
       roles: values.role ?? config.defaultRoles,
       isSuperuser: values.superuser
-    })
+    }, { context: CLI_CONTEXT })
+    await trail.flush()
     return `created user ${user.id} <${user.email}>`
   } finally {
     await store.close()

@@ -78,6 +78,7 @@ export const ConfigSchema = Type.Object({
   ACCESS_TOKEN_TTL: duration('15m', 'lifetime of an access token'),
   REFRESH_TOKEN_TTL: duration('7d', 'lifetime of a refresh token; longer than `ACCESS_TOKEN_TTL`'),
   REFRESH_REUSE_INTERVAL: duration('10s', 'grace interval in which the refresh token just spent may be presented again (two tabs racing)'),
+  SESSION_MAX_AGE: duration('30d', 'absolute lifetime of a session: refreshes extend it up to this age from sign-in, never beyond (no token of it expires later); at least `ACCESS_TOKEN_TTL`'),
   LOGIN_MAX_FAILURES: Type.Integer({
     default: 5,
     minimum: 1,
@@ -191,6 +192,7 @@ export interface Config {
   accessTtl: number
   refreshTtl: number
   refreshReuseInterval: number
+  sessionMaxAge: number
   loginMaxFailures: number
   loginFailureWindow: number
   loginAccountMaxFailures: number
@@ -306,10 +308,12 @@ function checkDurations (raw: RawConfig) {
     accessTtl: parseDuration(raw.ACCESS_TOKEN_TTL),
     refreshTtl: parseDuration(raw.REFRESH_TOKEN_TTL),
     refreshReuseInterval: parseDuration(raw.REFRESH_REUSE_INTERVAL),
+    sessionMaxAge: parseDuration(raw.SESSION_MAX_AGE),
     loginFailureWindow: parseDuration(raw.LOGIN_FAILURE_WINDOW),
     loginAccountFailureWindow: parseDuration(raw.LOGIN_ACCOUNT_FAILURE_WINDOW)
   }
   if (values.accessTtl < 1) throw new ConfigError('Invalid configuration: ACCESS_TOKEN_TTL must be at least 1s')
   if (values.refreshTtl <= values.accessTtl) throw new ConfigError('Invalid configuration: REFRESH_TOKEN_TTL must be longer than ACCESS_TOKEN_TTL')
+  if (values.sessionMaxAge < values.accessTtl) throw new ConfigError('Invalid configuration: SESSION_MAX_AGE must be at least ACCESS_TOKEN_TTL')
   return values
 }

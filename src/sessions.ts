@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditSink, RequestContext } from './audit.js'
-import type { RevocationTarget } from './db/sessions.js'
+import type { RevocationTarget, Session } from './db/sessions.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
-import { RefreshTokenReused, TokenRevoked } from './errors.js'
+import { InvalidCredentials, RefreshTokenReused, TokenExpired, TokenRevoked } from './errors.js'
 import type { RevocationIndex } from './revocations/revocation-index.js'
 import type { Claims, TokenIssuer } from './tokens.js'
 
@@ -20,7 +20,21 @@ export interface TokenPair {
 
 export type LogoutScope = 'local' | 'others' | 'global'
 
-export interface SessionSettings { accessTtl: number, refreshReuseInterval: number }
+/** Why sessions end (the revocation's reason) and who ended them (the signed-in caller, if any), for the audit trail. */
+export interface RevocationCause { reason: string, actorId?: string | undefined }
+
+export interface SessionSettings {
+  refreshReuseInterval: number
+  /** SESSION_MAX_AGE, seconds: no token of a session expires later than its sign-in plus this */
+  sessionMaxAge: number
+}
+
+/**
+ * A revocation is kept until the latest access token issued for its session has expired (its
+ * `exp`, recorded on the session, whatever ACCESS_TOKEN_TTL is now), plus this: exp is whole
+ * seconds, so no access token of the session outlives the entry.
+ */
+const REVOCATION_MARGIN_MS = 1000
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
@@ -34,19 +48,28 @@ export class SessionService {
     private readonly audit: AuditSink
   ) {}
 
+  /**
+   * Starts a session for a user as read (and checked) by the caller. Should the password or a
+   * grant have changed since that read, no session is stored and the sign-in is refused as
+   * with wrong credentials: its check no longer holds, and the change's revocation is over.
+   */
   async start (user: User): Promise<TokenPair> {
     const now = Math.floor(Date.now() / 1000)
     const sessionId = randomUUID()
-    const refresh = this.tokens.claims(user, sessionId, 'refresh', now)
-    await this.store.sessions.create({
+    const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge)
+    const access = this.accessFor(refresh, now)
+    const stored = await this.store.sessions.create({
       id: sessionId,
       userId: user.id,
       refreshJti: refresh.jti,
       refreshClaims: JSON.stringify(refresh),
       createdAt: iso(now * 1000),
-      expiresAt: iso(refresh.exp * 1000)
-    })
-    return this.pair(user, refresh, now)
+      signedInAt: iso(now * 1000),
+      expiresAt: iso(refresh.exp * 1000),
+      accessExpiresAt: iso(access.exp * 1000)
+    }, user.credentialsVersion)
+    if (!stored) throw new InvalidCredentials()
+    return this.pair(user, refresh, access)
   }
 
   /**
@@ -63,54 +86,77 @@ export class SessionService {
     ])
     if (session === undefined || session.revokedAt !== null || user === undefined) throw new TokenRevoked()
     const now = Math.floor(nowMs / 1000)
+    // the session's absolute end: refused from then on, even with a token older than the limit
+    const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.settings.sessionMaxAge
+    if (now >= endsAt) throw new TokenExpired()
     if (session.refreshJti === claims.jti) {
-      const next = this.tokens.claims(user, session.id, 'refresh', now)
+      const next = this.refreshFor(user, session.id, now, endsAt)
+      const access = this.accessFor(next, now)
       const rotated = await this.store.sessions.rotate({
         sessionId: session.id,
         fromJti: claims.jti,
         toJti: next.jti,
         refreshClaims: JSON.stringify(next),
         now: iso(nowMs),
-        expiresAt: iso(next.exp * 1000)
+        expiresAt: iso(next.exp * 1000),
+        accessExpiresAt: iso(access.exp * 1000)
       })
       if (rotated) {
-        this.audit({ event: 'refreshed', userId: user.id, sessionId: session.id }, context)
-        return this.pair(user, next, now)
+        this.audit({ event: 'refreshed', actorId: user.id, userId: user.id, sessionId: session.id }, context)
+        return this.pair(user, next, access)
       }
     }
     const current = await this.store.sessions.findById(claims.session_id)
     if (current === undefined || current.revokedAt !== null) throw new TokenRevoked()
-    const graceEnds = current.rotatedAt === null ? 0 : Date.parse(current.rotatedAt) + this.settings.refreshReuseInterval * 1000
-    if (current.previousJti === claims.jti && nowMs <= graceEnds) {
-      return this.pair(user, JSON.parse(current.refreshClaims) as Claims, now)
-    }
-    await this.revoke({ sessionId: session.id }, 'refresh_token_reused', context)
-    this.audit({ event: 'refresh_reuse_detected', userId: user.id, sessionId: session.id }, context)
+    if (this.inGrace(current, claims, nowMs)) return await this.reissue(user, current, now)
+    await this.revoke({ sessionId: session.id }, { reason: 'refresh_token_reused' }, context)
+    this.audit({ event: 'refresh_reuse_detected', outcome: 'failure', userId: user.id, sessionId: session.id }, context)
     throw new RefreshTokenReused()
   }
 
+  /**
+   * Only a live session's credential ends sessions. A dead one — its session is over, or it is
+   * a refresh token spent before the grace interval — ends nothing: with the default scope that
+   * is a sign-out already done (204); ending the others or all with it is token_revoked, so a
+   * token left in an old backup or a thief's hands cannot sign the user out everywhere.
+   */
   async logout (claims: Claims, scope: LogoutScope, context: RequestContext): Promise<void> {
+    if (!await this.isLive(claims)) {
+      if (scope === 'local') return
+      throw new TokenRevoked()
+    }
     const target: RevocationTarget = scope === 'local'
       ? { sessionId: claims.session_id }
       : { userId: claims.user_id, exceptSessionId: scope === 'others' ? claims.session_id : undefined }
-    await this.revoke(target, `logout_${scope}`, context)
-    this.audit({ event: 'logged_out', userId: claims.user_id, sessionId: claims.session_id, detail: scope }, context)
+    await this.revoke(target, { reason: `logout_${scope}`, actorId: claims.user_id }, context)
+    this.audit({ event: 'logged_out', actorId: claims.user_id, userId: claims.user_id, sessionId: claims.session_id, detail: scope }, context)
   }
 
   /**
-   * Ends the target's sessions at once: refresh refused by the store, access by the index.
+   * Ends the target's sessions at once: refresh refused by the store, access by the index, each
+   * entry for as long as an access token of that session can live (REVOCATION_MARGIN_MS).
    * Given a transaction's store, the index learns of them before the commit; should that
    * transaction roll back, tokens are refused that need not be, which is the safe way to err.
    */
-  async revoke (target: RevocationTarget, reason: string, context: RequestContext, store: Store = this.store): Promise<void> {
-    const nowMs = Date.now()
-    // +1 s: exp is whole seconds, so no access token of the session outlives this
-    const until = nowMs + (this.settings.accessTtl + 1) * 1000
-    const revoked = await store.sessions.revoke(target, reason, iso(nowMs), iso(until))
-    for (const { sessionId } of revoked) this.index.add(sessionId, until)
+  async revoke (target: RevocationTarget, { reason, actorId }: RevocationCause, context: RequestContext, store: Store = this.store): Promise<void> {
+    const revoked = await store.sessions.revoke(target, reason, iso(Date.now()), REVOCATION_MARGIN_MS)
+    for (const { sessionId, revocationExpiresAt } of revoked) this.index.add(sessionId, Date.parse(revocationExpiresAt))
     if (revoked.length > 0 && !('sessionId' in target)) {
-      this.audit({ event: 'sessions_revoked', userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
+      this.audit({ event: 'sessions_revoked', actorId, userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
     }
+  }
+
+  /** A refresh token must be the session's current one, or the one just spent within the grace interval. */
+  private async isLive (claims: Claims): Promise<boolean> {
+    const session = await this.store.sessions.findById(claims.session_id)
+    if (session === undefined || session.revokedAt !== null) return false
+    return claims.type === 'access' || session.refreshJti === claims.jti || this.inGrace(session, claims, Date.now())
+  }
+
+  /** The refresh token spent by the session's last rotation, presented again within the grace interval. */
+  private inGrace (session: Session, claims: Claims, nowMs: number): boolean {
+    if (session.previousJti !== claims.jti || session.rotatedAt === null) return false
+    return nowMs <= Date.parse(session.rotatedAt) + this.settings.refreshReuseInterval * 1000
   }
 
   /** The hot path of every guarded request: signature, type, exp, then an in-memory lookup. */
@@ -125,11 +171,31 @@ export class SessionService {
     return this.tokens.verify(token, 'refresh', Date.now())
   }
 
-  private pair (user: User, refresh: Claims, now: number): TokenPair {
-    const access = this.tokens.claims(
-      { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser },
-      refresh.session_id, 'access', now
-    )
+  /**
+   * The grace answer: the successor the last rotation issued, re-signed from its stored claims,
+   * with a fresh access token recorded on the session first (refused if it was revoked meanwhile).
+   */
+  private async reissue (user: User, session: Session, now: number): Promise<TokenPair> {
+    const refresh = JSON.parse(session.refreshClaims) as Claims
+    const access = this.accessFor(refresh, now)
+    if (!await this.store.sessions.recordAccess(session.id, iso(access.exp * 1000))) throw new TokenRevoked()
+    return this.pair(user, refresh, access)
+  }
+
+  /** A refresh token that expires with the session at the latest (`endsAt`: sign-in + SESSION_MAX_AGE). */
+  private refreshFor (user: User, sessionId: string, now: number, endsAt: number): Claims {
+    const claims = this.tokens.claims(user, sessionId, 'refresh', now)
+    return claims.exp > endsAt ? { ...claims, exp: endsAt } : claims
+  }
+
+  /** The access token that goes with a refresh token: the same subject and grants, and never outliving it. */
+  private accessFor (refresh: Claims, now: number): Claims {
+    const subject = { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser }
+    const claims = this.tokens.claims(subject, refresh.session_id, 'access', now)
+    return claims.exp > refresh.exp ? { ...claims, exp: refresh.exp } : claims
+  }
+
+  private pair (user: User, refresh: Claims, access: Claims): TokenPair {
     return {
       sessionId: refresh.session_id,
       accessToken: this.tokens.sign(access),

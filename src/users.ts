@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { RequestContext } from './audit.js'
+import type { AuditSink, RequestContext } from './audit.js'
 import type { Store } from './db/store.js'
 import type { User, UserChanges } from './db/users.js'
 import { EmailTaken, Forbidden, NotFound } from './errors.js'
@@ -30,6 +30,19 @@ export function assertMayGrant (caller: Claims, changes: { roles?: string[] | un
   if (changes.isSuperuser !== undefined && !caller.is_superuser) throw new Forbidden()
 }
 
+/** Who asked for a change to an account, for the audit trail: the signed-in caller, or none (the command line). */
+export interface Requester { actorId?: string | undefined, context: RequestContext }
+
+const listed = (roles: string[]) => `[${roles.join(',')}]`
+
+/** The grants an update changes, as the audit detail words them (`roles: [user] -> [user,admin]`), or undefined. */
+function grantChanges (before: User, after: User): string | undefined {
+  const changes: string[] = []
+  if (listed(before.roles) !== listed(after.roles)) changes.push(`roles: ${listed(before.roles)} -> ${listed(after.roles)}`)
+  if (before.isSuperuser !== after.isSuperuser) changes.push(`is_superuser: ${before.isSuperuser} -> ${after.isSuperuser}`)
+  return changes.length === 0 ? undefined : changes.join('; ')
+}
+
 /** A grant taken away ends the user's sessions, so no token keeps the old claims. */
 function losesGrant (before: User, after: UserChanges): boolean {
   if (after.isSuperuser === false && before.isSuperuser) return true
@@ -40,14 +53,16 @@ export class UserService {
   constructor (
     private readonly store: Store,
     private readonly hasher: PasswordHasher,
-    private readonly sessions: SessionService
+    private readonly sessions: SessionService,
+    private readonly audit: AuditSink
   ) {}
 
   /**
    * Creates the account, for every caller (the API, registration, the CLI, the admin
-   * bootstrap); the unique email index decides a race, reported as email_taken.
+   * bootstrap); the unique email index decides a race, reported as email_taken. With a
+   * requester (an admin, the CLI) it is a `user_created` event; registration has its own.
    */
-  async create (account: NewAccount): Promise<User> {
+  async create (account: NewAccount, requester?: Requester): Promise<User> {
     const user = await this.store.users.create({
       id: randomUUID(),
       email: normalizeEmail(account.email),
@@ -58,6 +73,10 @@ export class UserService {
       isSuperuser: account.isSuperuser
     }, new Date().toISOString())
     if (user === undefined) throw new EmailTaken()
+    if (requester !== undefined) {
+      const detail = `roles: ${listed(user.roles)}; is_superuser: ${user.isSuperuser}`
+      this.audit({ event: 'user_created', actorId: requester.actorId, userId: user.id, detail }, requester.context)
+    }
     return user
   }
 
@@ -75,15 +94,20 @@ export class UserService {
 
   /** Only a superuser may change a superuser's grants: an admin cannot demote the one above it. */
   async update (id: string, changes: UserChanges, caller: Claims, context: RequestContext): Promise<User> {
-    return await this.store.transaction(async (tx) => {
+    const actorId = caller.user_id
+    const [before, after] = await this.store.transaction(async (tx) => {
       const before = await tx.users.findById(id)
       if (before === undefined) throw new NotFound('User not found')
       if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden()
-      const after = await tx.users.update(id, changes, new Date().toISOString())
+      const lost = losesGrant(before, changes)
+      const after = await tx.users.update(id, changes, new Date().toISOString(), lost)
       if (after === undefined) throw new NotFound('User not found')
-      if (losesGrant(before, changes)) await this.sessions.revoke({ userId: id }, 'grant_removed', context, tx)
-      return after
+      if (lost) await this.sessions.revoke({ userId: id }, { reason: 'grant_removed', actorId }, context, tx)
+      return [before, after]
     })
+    const detail = grantChanges(before, after)
+    if (detail !== undefined) this.audit({ event: 'grants_changed', actorId, userId: id, detail }, context)
+    return after
   }
 
   /** Deletes the user and revokes every session of theirs in the same transaction. */
@@ -92,9 +116,10 @@ export class UserService {
       const user = await tx.users.findById(id)
       if (user === undefined) throw new NotFound('User not found')
       if (user.isSuperuser && !caller.is_superuser) throw new Forbidden()
-      await this.sessions.revoke({ userId: id }, 'user_deleted', context, tx)
+      await this.sessions.revoke({ userId: id }, { reason: 'user_deleted', actorId: caller.user_id }, context, tx)
       await tx.users.delete(id)
     })
+    this.audit({ event: 'user_deleted', actorId: caller.user_id, userId: id }, context)
   }
 
   /**

@@ -272,6 +272,16 @@ export function cookieOf (response: LightMyRequestResponse, name: string): { val
   return response.cookies.find((c) => c.name === name) as { value: string } | undefined
 }
 
+/** POST /api/auth/change-password as the holder of `accessToken`. */
+export async function changePassword (app: FastifyInstance, accessToken: string, currentPassword: string, newPassword: string): Promise<LightMyRequestResponse> {
+  return await app.inject({
+    method: 'POST',
+    url: '/api/auth/change-password',
+    headers: authHeader(accessToken),
+    payload: { current_password: currentPassword, new_password: newPassword }
+  })
+}
+
 /**
  * Every string a regex runs on while `fn` runs: RegExp#test and String#match, replace and split
  * all call RegExp#exec, so wrapping it sees them all. Restored before any assertion runs.

@@ -45,8 +45,10 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: ADMIN
   }, async (request, reply) => {
     const { roles, is_superuser: isSuperuser, ...account } = request.body
-    assertMayGrant(callerOf(request), { roles, isSuperuser })
-    const user = await users.create({ ...account, roles: roles ?? fastify.config.defaultRoles, isSuperuser: isSuperuser ?? false })
+    const caller = callerOf(request)
+    assertMayGrant(caller, { roles, isSuperuser })
+    const requester = { actorId: caller.user_id, context: { ip: request.ip } }
+    const user = await users.create({ ...account, roles: roles ?? fastify.config.defaultRoles, isSuperuser: isSuperuser ?? false }, requester)
     return reply.code(201).header('location', `/api/users/${user.id}`).send(toUserResponse(user))
   })
 

@@ -6,6 +6,8 @@ export interface AuditEntry {
   id: string
   at: string
   event: string
+  outcome: string
+  actorId: string | null
   userId: string | null
   sessionId: string | null
   email: string | null
@@ -13,7 +15,7 @@ export interface AuditEntry {
   detail: string | null
 }
 
-export interface AuditFilter { userId?: string | undefined, event?: string | undefined }
+export interface AuditFilter { userId?: string | undefined, actorId?: string | undefined, event?: string | undefined }
 
 let lastMs = 0
 let sequence = 0
@@ -46,6 +48,8 @@ function toEntry (row: AuditEventRow): AuditEntry {
     id: row.id,
     at: row.at,
     event: row.event,
+    outcome: row.outcome,
+    actorId: row.actor_id,
     userId: row.user_id,
     sessionId: row.session_id,
     email: row.email,
@@ -64,6 +68,8 @@ export class AuditEventRepository {
       id: e.id,
       at: e.at,
       event: e.event,
+      outcome: e.outcome,
+      actor_id: e.actorId,
       user_id: e.userId,
       session_id: e.sessionId,
       email: e.email,
@@ -87,8 +93,9 @@ export class AuditEventRepository {
     return Number(row.total)
   }
 
-  private filtered<O> (query: SelectQueryBuilder<Database, 'audit_events', O>, { userId, event }: AuditFilter) {
+  private filtered<O> (query: SelectQueryBuilder<Database, 'audit_events', O>, { userId, actorId, event }: AuditFilter) {
     if (userId !== undefined) query = query.where('user_id', '=', userId)
+    if (actorId !== undefined) query = query.where('actor_id', '=', actorId)
     if (event !== undefined) query = query.where('event', '=', event)
     return query
   }

@@ -63,6 +63,37 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('audit_events_user_id_at').on('audit_events').columns(['user_id', 'at']).execute()
       await db.schema.createIndex('audit_events_event_at').on('audit_events').columns(['event', 'at']).execute()
     }
+  },
+  '0003_users_credentials_version': {
+    async up (db: Kysely<unknown>) {
+      // bumped by a password change and the loss of a grant; a sign-in stores its session only if unchanged
+      await db.schema.alterTable('users').addColumn('credentials_version', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+    }
+  },
+  '0004_sessions_access_expires_at': {
+    async up (db: Kysely<unknown>) {
+      // a revocation lasts until the session's latest access token has expired, whatever the TTL
+      // is by then. Sessions from before do not know theirs; their refresh expiry bounds it
+      await db.schema.alterTable('sessions').addColumn('access_expires_at', 'text', (c) => c.notNull().defaultTo('')).execute()
+      await sql`update sessions set access_expires_at = expires_at`.execute(db)
+    }
+  },
+  '0005_sessions_signed_in_at': {
+    async up (db: Kysely<unknown>) {
+      // SESSION_MAX_AGE counts from here; existing sessions were signed in when they were created
+      await db.schema.alterTable('sessions').addColumn('signed_in_at', 'text', (c) => c.notNull().defaultTo('')).execute()
+      await sql`update sessions set signed_in_at = created_at`.execute(db)
+    }
+  },
+  '0006_audit_events_actor_outcome': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.alterTable('audit_events').addColumn('actor_id', 'text').execute()
+      await db.schema.alterTable('audit_events').addColumn('outcome', 'text', (c) => c.notNull().defaultTo('success')).execute()
+      // the events written before: the refused ones failed; the signed-in user acted in the others
+      await sql`update audit_events set outcome = 'failure' where event in ('login_failed', 'refresh_reuse_detected')`.execute(db)
+      await sql`update audit_events set actor_id = user_id where event in ('login_succeeded', 'refreshed', 'logged_out', 'registered', 'password_changed')`.execute(db)
+      await db.schema.createIndex('audit_events_actor_id_at').on('audit_events').columns(['actor_id', 'at']).execute()
+    }
   }
 }
 
@@ -95,7 +126,7 @@ function revocationSequence (kind: 'sqlite' | 'postgres'): Migration {
 export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'postgres' = 'sqlite'): Promise<string[]> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => ({ ...migrations, '0003_revocation_sequence': revocationSequence(kind) }) },
+    provider: { getMigrations: async () => ({ ...migrations, '0007_revocation_sequence': revocationSequence(kind) }) },
     ...(kind === 'postgres' && { migrationTableSchema: await currentSchema(db) })
   })
   const { error, results = [] } = await migrator.migrateToLatest()

@@ -13,6 +13,8 @@ export interface UsersTable {
   password_hash: string
   roles: string
   is_superuser: number
+  /** bumped whenever the password changes or a grant is taken away (src/db/users.ts) */
+  credentials_version: number
   created_at: string
   updated_at: string
 }
@@ -28,7 +30,11 @@ export interface SessionsTable {
   previous_jti: string | null
   rotated_at: string | null
   created_at: string
+  /** the sign-in that started the session: SESSION_MAX_AGE counts from it */
+  signed_in_at: string
   expires_at: string
+  /** the latest `exp` of an access token issued for the session (a revocation lasts until then) */
+  access_expires_at: string
   revoked_at: string | null
 }
 
@@ -48,7 +54,11 @@ export interface AuditEventsTable {
   id: string
   at: string
   event: string
-  /** no foreign key: the trail of a deleted user stays */
+  /** `success` or `failure` */
+  outcome: string
+  /** the user who acted, when a signed-in user did */
+  actor_id: string | null
+  /** the user the event is about; no foreign key: the trail of a deleted user stays */
   user_id: string | null
   session_id: string | null
   /** the email a failed sign-in was attempted with (it may name no user) */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database, SessionRow } from './schema.js'
 
 export interface Session {
@@ -12,11 +12,15 @@ export interface Session {
   previousJti: string | null
   rotatedAt: string | null
   createdAt: string
+  /** the sign-in that started the session: SESSION_MAX_AGE counts from it */
+  signedInAt: string
   expiresAt: string
+  /** the latest `exp` of an access token issued for this session: no token of it lives longer */
+  accessExpiresAt: string
   revokedAt: string | null
 }
 
-export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'expiresAt'>
+export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'signedInAt' | 'expiresAt' | 'accessExpiresAt'>
 
 function toSession (row: SessionRow): Session {
   return {
@@ -27,7 +31,9 @@ function toSession (row: SessionRow): Session {
     previousJti: row.previous_jti,
     rotatedAt: row.rotated_at,
     createdAt: row.created_at,
+    signedInAt: row.signed_in_at,
     expiresAt: row.expires_at,
+    accessExpiresAt: row.access_expires_at,
     revokedAt: row.revoked_at
   }
 }
@@ -39,6 +45,7 @@ export interface Rotation {
   refreshClaims: string
   now: string
   expiresAt: string
+  accessExpiresAt: string
 }
 
 /** Which sessions a revocation ends. */
@@ -46,23 +53,50 @@ export type RevocationTarget =
   | { sessionId: string }
   | { userId: string, exceptSessionId?: string }
 
-export interface RevokedSession { sessionId: string, userId: string }
+export interface RevokedSession {
+  sessionId: string
+  userId: string
+  /** when the revocation may go: the session's latest access `exp` plus the margin */
+  revocationExpiresAt: string
+}
+
+/** The later of the stored latest access `exp` and a new one: a token issued before may outlive the new one. */
+function latestAccess (accessExpiresAt: string) {
+  return sql<string>`case when access_expires_at > ${accessExpiresAt} then access_expires_at else ${accessExpiresAt} end`
+}
 
 export class SessionRepository {
-  constructor (private readonly db: Kysely<Database>) {}
+  /** `lockUsers` (PostgreSQL): the sign-in's read of its user takes a share lock (see `create`). */
+  constructor (private readonly db: Kysely<Database>, private readonly lockUsers = false) {}
 
-  async create (session: NewSession): Promise<void> {
-    await this.db.insertInto('sessions').values({
-      id: session.id,
-      user_id: session.userId,
-      refresh_jti: session.refreshJti,
-      refresh_claims: session.refreshClaims,
-      previous_jti: null,
-      rotated_at: null,
-      created_at: session.createdAt,
-      expires_at: session.expiresAt,
-      revoked_at: null
-    }).execute()
+  /**
+   * Stores the session only while the user's credentials version is still the one the sign-in
+   * checked: the insert selects from the user row, so a password change or a lost grant that
+   * committed since (and deletion) leaves nothing inserted, and `false` comes back. On
+   * PostgreSQL the row is read FOR SHARE: a change still in its transaction holds the row, so
+   * the insert waits for its commit and then sees the new version, instead of reading the old
+   * one and adding a session the change's revocation has already passed over.
+   */
+  async create (session: NewSession, credentialsVersion: number): Promise<boolean> {
+    let source = this.db.selectFrom('users')
+      .select((eb) => [
+        eb.val(session.id).as('id'),
+        'users.id as user_id',
+        eb.val(session.refreshJti).as('refresh_jti'),
+        eb.val(session.refreshClaims).as('refresh_claims'),
+        eb.val(session.createdAt).as('created_at'),
+        eb.val(session.signedInAt).as('signed_in_at'),
+        eb.val(session.expiresAt).as('expires_at'),
+        eb.val(session.accessExpiresAt).as('access_expires_at')
+      ])
+      .where('users.id', '=', session.userId)
+      .where('users.credentials_version', '=', credentialsVersion)
+    if (this.lockUsers) source = source.forShare()
+    const result = await this.db.insertInto('sessions')
+      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'signed_in_at', 'expires_at', 'access_expires_at'])
+      .expression(source)
+      .executeTakeFirst()
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
   }
 
   async findById (id: string): Promise<Session | undefined> {
@@ -74,9 +108,16 @@ export class SessionRepository {
    * Compare-and-set on the current jti, so of two refreshes racing with one token exactly one
    * rotates; the other sees `false` and takes the grace path.
    */
-  async rotate ({ sessionId, fromJti, toJti, refreshClaims, now, expiresAt }: Rotation): Promise<boolean> {
+  async rotate ({ sessionId, fromJti, toJti, refreshClaims, now, expiresAt, accessExpiresAt }: Rotation): Promise<boolean> {
     const result = await this.db.updateTable('sessions')
-      .set({ refresh_jti: toJti, refresh_claims: refreshClaims, previous_jti: fromJti, rotated_at: now, expires_at: expiresAt })
+      .set({
+        refresh_jti: toJti,
+        refresh_claims: refreshClaims,
+        previous_jti: fromJti,
+        rotated_at: now,
+        expires_at: expiresAt,
+        access_expires_at: latestAccess(accessExpiresAt)
+      })
       .where('id', '=', sessionId)
       .where('refresh_jti', '=', fromJti)
       .where('revoked_at', 'is', null)
@@ -84,8 +125,21 @@ export class SessionRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /** Marks the target's live sessions revoked and records each in `revocations`, atomically. */
-  async revoke (target: RevocationTarget, reason: string, now: string, revocationExpiresAt: string): Promise<RevokedSession[]> {
+  /** Records an access token issued without a rotation (the grace answer); `false` if the session was revoked. */
+  async recordAccess (sessionId: string, accessExpiresAt: string): Promise<boolean> {
+    const result = await this.db.updateTable('sessions')
+      .set({ access_expires_at: latestAccess(accessExpiresAt) })
+      .where('id', '=', sessionId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /**
+   * Marks the target's live sessions revoked and records each in `revocations`, atomically,
+   * each until its latest access token has expired plus `marginMs`.
+   */
+  async revoke (target: RevocationTarget, reason: string, now: string, marginMs: number): Promise<RevokedSession[]> {
     const run = async (trx: Kysely<Database>) => {
       let query = trx.updateTable('sessions').set({ revoked_at: now }).where('revoked_at', 'is', null)
       if ('sessionId' in target) {
@@ -94,13 +148,18 @@ export class SessionRepository {
         query = query.where('user_id', '=', target.userId)
         if (target.exceptSessionId !== undefined) query = query.where('id', '!=', target.exceptSessionId)
       }
-      const rows = await query.returning(['id', 'user_id']).execute()
+      const rows = await query.returning(['id', 'user_id', 'access_expires_at']).execute()
       if (rows.length === 0) return []
+      const revoked = rows.map((r) => ({
+        sessionId: r.id,
+        userId: r.user_id,
+        revocationExpiresAt: new Date(Date.parse(r.access_expires_at) + marginMs).toISOString()
+      }))
       await trx.insertInto('revocations')
-        .values(rows.map((r) => ({ session_id: r.id, user_id: r.user_id, reason, revoked_at: now, expires_at: revocationExpiresAt })))
+        .values(revoked.map((r) => ({ session_id: r.sessionId, user_id: r.userId, reason, revoked_at: now, expires_at: r.revocationExpiresAt })))
         .onConflict((oc) => oc.column('session_id').doNothing())
         .execute()
-      return rows.map((r) => ({ sessionId: r.id, userId: r.user_id }))
+      return revoked
     }
     return this.db.isTransaction ? await run(this.db) : await this.db.transaction().execute(run)
   }

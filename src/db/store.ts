@@ -39,7 +39,7 @@ class KyselyStore implements Store {
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
     this.users = new UserRepository(db, kind === 'postgres')
-    this.sessions = new SessionRepository(db)
+    this.sessions = new SessionRepository(db, kind === 'postgres')
     this.revocations = new RevocationRepository(db)
     this.auditEvents = new AuditEventRepository(db)
   }

@@ -10,11 +10,16 @@ export interface User {
   passwordHash: string
   roles: string[]
   isSuperuser: boolean
+  /**
+   * Changes with the password and with the loss of a grant: a sign-in that checked the user at
+   * one version stores its session only while the version is still that one.
+   */
+  credentialsVersion: number
   createdAt: string
   updatedAt: string
 }
 
-export type NewUser = Omit<User, 'createdAt' | 'updatedAt'>
+export type NewUser = Omit<User, 'createdAt' | 'updatedAt' | 'credentialsVersion'>
 
 export interface UserChanges { name?: string, age?: number | null, roles?: string[], isSuperuser?: boolean }
 
@@ -27,6 +32,7 @@ function toUser (row: UserRow): User {
     passwordHash: row.password_hash,
     roles: JSON.parse(row.roles) as string[],
     isSuperuser: row.is_superuser === 1,
+    credentialsVersion: row.credentials_version,
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
@@ -68,6 +74,7 @@ export class UserRepository {
         password_hash: user.passwordHash,
         roles: JSON.stringify(user.roles),
         is_superuser: user.isSuperuser ? 1 : 0,
+        credentials_version: 0,
         created_at: now,
         updated_at: now
       })
@@ -112,15 +119,17 @@ export class UserRepository {
     return Number(row.total)
   }
 
-  async update (id: string, changes: UserChanges, now: string): Promise<User | undefined> {
+  /** `losesGrant`: the change takes a grant away, so a sign-in checked before it must not start a session. */
+  async update (id: string, changes: UserChanges, now: string, losesGrant = false): Promise<User | undefined> {
     const row = await this.db.updateTable('users')
-      .set({
+      .set((eb) => ({
         updated_at: now,
+        ...(losesGrant && { credentials_version: eb('credentials_version', '+', 1) }),
         ...(changes.name !== undefined && { name: changes.name }),
         ...(changes.age !== undefined && { age: changes.age }),
         ...(changes.roles !== undefined && { roles: JSON.stringify(changes.roles) }),
         ...(changes.isSuperuser !== undefined && { is_superuser: changes.isSuperuser ? 1 : 0 })
-      })
+      }))
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst()
@@ -132,10 +141,19 @@ export class UserRepository {
     return result.numDeletedRows > 0n
   }
 
-  /** With `expected`, a compare-and-set: a hash replaced meanwhile (a password change) is kept. */
+  /**
+   * A new password bumps the credentials version. With `expected`, the same password rehashed
+   * with today's parameters: a compare-and-set (a hash replaced meanwhile by a password change
+   * is kept) that leaves the version alone, since the password itself did not change.
+   */
   async setPasswordHash (id: string, passwordHash: string, now: string, expected?: string): Promise<void> {
-    let query = this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id)
-    if (expected !== undefined) query = query.where('password_hash', '=', expected)
-    await query.execute()
+    if (expected !== undefined) {
+      await this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now })
+        .where('id', '=', id).where('password_hash', '=', expected).execute()
+      return
+    }
+    await this.db.updateTable('users')
+      .set((eb) => ({ password_hash: passwordHash, updated_at: now, credentials_version: eb('credentials_version', '+', 1) }))
+      .where('id', '=', id).execute()
   }
 }

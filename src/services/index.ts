@@ -57,7 +57,7 @@ export async function createServices ({ config, store, log, counters = new Memor
   const revocations = new RevocationIndex()
   const throttles = createThrottles(config, counters, events)
   const sessions = new SessionService(store, tokens, revocations, config, audit)
-  const users = new UserService(store, hasher, sessions)
+  const users = new UserService(store, hasher, sessions, audit)
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
 
   async function bootstrapAdmin (): Promise<void> {

@@ -10,7 +10,7 @@ t.test('revocation ids grow in the order of the revocations and are never reused
   const app = await build(t)
   const user = await createUser(app)
   const sessions = await Promise.all([0, 1, 2].map(async () => (await login(app, user)).response.json().access_token as string))
-  const revoke = async (sessionId: string, now: string) => await app.store.sessions.revoke({ sessionId }, 'test', now, now)
+  const revoke = async (sessionId: string, now: string) => await app.store.sessions.revoke({ sessionId }, 'test', now, 1000)
   const claims = sessions.map((token) => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { session_id: string })
 
   await revoke(claims[0]?.session_id ?? '', '2030-01-01T00:00:00.000Z')

@@ -43,7 +43,7 @@ t.test('migrate applies the migrations, then reports the database is up to date'
   const dataDir = tempDir(t)
   const first = await cli(['migrate'], await databaseEnv(t, dataDir))
   t.equal(first.code, 0, first.stderr)
-  t.equal(first.stdout, 'applied 0001_users_sessions_revocations, 0002_audit_events, 0003_revocation_sequence\n')
+  t.equal(first.stdout, 'applied 0001_users_sessions_revocations, 0002_audit_events, 0003_users_credentials_version, 0004_sessions_access_expires_at, 0005_sessions_signed_in_at, 0006_audit_events_actor_outcome, 0007_revocation_sequence\n')
   t.same(await tables(t, dataDir), ['audit_events', 'revocations', 'sessions', 'users'])
 
   const second = await cli(['migrate'], await databaseEnv(t, dataDir))
@@ -71,6 +71,29 @@ t.test('user create makes an account, password from stdin, that can sign in', as
     created_at: user.created_at,
     updated_at: user.updated_at
   })
+})
+
+t.test('user create is an audit event: no actor, the address cli, the grants given', async (t) => {
+  const dataDir = tempDir(t)
+  const run = await cli(['user', 'create', '--email', 'root@example.com', '--name', 'Root', '--role', 'admin', '--superuser'], await databaseEnv(t, dataDir), CLI_PASSWORD)
+  t.equal(run.code, 0, run.stderr)
+  const id = /^created user ([0-9a-f-]{36}) /.exec(run.stdout)?.[1]
+
+  const app = await buildFrom(t, testConfig(t, { DATA_DIR: dataDir }))
+  const { access_token: token } = await login(app, { email: 'root@example.com', password: CLI_PASSWORD })
+  const res = await app.inject({ method: 'GET', url: '/api/audit?event=user_created', headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200)
+  const events = (res.json() as { data: Array<Record<string, unknown>> }).data.map(({ id: _id, at: _at, ...rest }) => rest)
+  t.strictSame(events, [{
+    event: 'user_created',
+    outcome: 'success',
+    actor_id: null,
+    user_id: id,
+    session_id: null,
+    email: null,
+    address: 'cli',
+    detail: 'roles: [admin]; is_superuser: true'
+  }])
 })
 
 t.test('user create without --role gives DEFAULT_ROLES and no superuser flag', async (t) => {

@@ -81,7 +81,9 @@ t.test('a re-hash at login never overwrites a password changed after the login r
     }
   })
   const res = await loginAttempt(app, user.email, user.password)
-  t.equal(res.statusCode, 200, 'the login verified the password it read')
+  // the password it verified was replaced before its session was stored: no session
+  t.equal(res.statusCode, 401, 'the login is refused: the password it verified is no longer the password')
+  t.same(res.json(), INVALID_CREDENTIALS)
   const stored = (await users.findById(user.id))?.passwordHash
   t.equal(stored, changed, 'the new password is kept, not replaced by a re-hash of the old one')
 })

@@ -28,8 +28,15 @@ function stable (t: Test, events: AuditEvent[]): Array<Record<string, unknown>> 
   return events.map(({ id: _id, at: _at, ...rest }) => rest)
 }
 
-function event (name: string, fields: { user_id?: string | null, session_id?: string | null, email?: string | null, address?: string, detail?: string | null }) {
-  return { event: name, user_id: null, session_id: null, email: null, address: LOCAL, detail: null, ...fields }
+interface EventFields { outcome?: string, actor_id?: string | null, user_id?: string | null, session_id?: string | null, email?: string | null, address?: string, detail?: string | null }
+
+function event (name: string, fields: EventFields) {
+  return { event: name, outcome: 'success', actor_id: null, user_id: null, session_id: null, email: null, address: LOCAL, detail: null, ...fields }
+}
+
+/** An event of a signed-in user acting on their own account (actor and target alike). */
+function own (name: string, userId: string, fields: EventFields = {}) {
+  return event(name, { actor_id: userId, user_id: userId, ...fields })
 }
 
 t.test('every audited action is persisted and listed newest first with its exact fields', async (t) => {
@@ -70,22 +77,23 @@ t.test('every audited action is persisted and listed newest first with its exact
   const res = await audit(app, adminToken, '?per_page=100')
   t.equal(res.statusCode, 200)
   const body = res.json() as { data: AuditEvent[], pagination: unknown }
-  t.same(body.pagination, { current_page: 1, per_page: 100, total: 14, last_page: 1, from: 1, to: 100 })
+  t.same(body.pagination, { current_page: 1, per_page: 100, total: 15, last_page: 1, from: 1, to: 100 })
   t.strictSame(stable(t, body.data), [
-    event('sessions_revoked', { user_id: newcomer.user.id, detail: 'user_deleted: 1' }),
-    event('login_succeeded', { user_id: admin.id, session_id: sessionOf(adminToken) }),
-    event('refresh_reuse_detected', { user_id: user.id, session_id: sessionOf(third.access_token) }),
-    event('refreshed', { user_id: user.id, session_id: sessionOf(third.access_token) }),
-    event('refreshed', { user_id: user.id, session_id: sessionOf(third.access_token) }),
-    event('login_succeeded', { user_id: user.id, session_id: sessionOf(third.access_token) }),
-    event('registered', { user_id: newcomer.user.id, session_id: sessionOf(newcomer.access_token) }),
-    event('logged_out', { user_id: user.id, session_id: sessionOf(second.access_token), detail: 'local' }),
-    event('password_changed', { user_id: user.id, session_id: sessionOf(second.access_token) }),
-    event('sessions_revoked', { user_id: user.id, detail: 'password_changed: 1' }),
-    event('login_succeeded', { user_id: user.id, session_id: sessionOf(second.access_token) }),
-    event('refreshed', { user_id: user.id, session_id: sessionOf(first.access_token) }),
-    event('login_succeeded', { user_id: user.id, session_id: sessionOf(first.access_token) }),
-    event('login_failed', { user_id: user.id, email: 'user@example.com', address: '203.0.113.5' })
+    event('user_deleted', { actor_id: admin.id, user_id: newcomer.user.id }),
+    event('sessions_revoked', { actor_id: admin.id, user_id: newcomer.user.id, detail: 'user_deleted: 1' }),
+    own('login_succeeded', admin.id, { session_id: sessionOf(adminToken) }),
+    event('refresh_reuse_detected', { outcome: 'failure', user_id: user.id, session_id: sessionOf(third.access_token) }),
+    own('refreshed', user.id, { session_id: sessionOf(third.access_token) }),
+    own('refreshed', user.id, { session_id: sessionOf(third.access_token) }),
+    own('login_succeeded', user.id, { session_id: sessionOf(third.access_token) }),
+    own('registered', newcomer.user.id, { session_id: sessionOf(newcomer.access_token) }),
+    own('logged_out', user.id, { session_id: sessionOf(second.access_token), detail: 'local' }),
+    own('password_changed', user.id, { session_id: sessionOf(second.access_token) }),
+    own('sessions_revoked', user.id, { detail: 'password_changed: 1' }),
+    own('login_succeeded', user.id, { session_id: sessionOf(second.access_token) }),
+    own('refreshed', user.id, { session_id: sessionOf(first.access_token) }),
+    own('login_succeeded', user.id, { session_id: sessionOf(first.access_token) }),
+    event('login_failed', { outcome: 'failure', user_id: user.id, email: 'user@example.com', address: '203.0.113.5' })
   ])
 })
 
@@ -117,8 +125,8 @@ t.test('GET /api/audit pages like /api/users and filters by user_id and event', 
     t.equal(res.statusCode, 401)
   }
   const token = (await login(app, admin)).access_token
-  const ghost = (i: number) => event('login_failed', { email: `ghost${i}@example.com` })
-  const adminLogin = event('login_succeeded', { user_id: admin.id, session_id: sessionOf(token) })
+  const ghost = (i: number) => event('login_failed', { outcome: 'failure', email: `ghost${i}@example.com` })
+  const adminLogin = own('login_succeeded', admin.id, { session_id: sessionOf(token) })
 
   const pages = [
     ['?page=1&per_page=4', [adminLogin, ghost(4), ghost(3), ghost(2)], { current_page: 1, per_page: 4, total: 6, last_page: 2, from: 1, to: 4 }],
