@@ -43,8 +43,9 @@ function errorResponse (status: number): OpenAPI.ResponseObject {
 /** The headers a status carries whatever the route: 401's challenge, 429's Retry-After (always sent) and 503's. */
 function headersOf (status: string, rateLimited: boolean): Record<string, OpenAPI.ReferenceObject> {
   const headers: Record<string, OpenAPI.ReferenceObject> = {}
-  // @fastify/rate-limit sets them in onRequest, so every answer of a limited route has them (a shed 503 excepted)
-  if (rateLimited && status !== '503') for (const name of RATE_LIMIT_HEADERS) headers[name] = header(name)
+  // @fastify/rate-limit sets them in onRequest, so every answer of a limited route may carry them: a
+  // 503 has them when the database is away, not when under-pressure shed the request first (hence optional)
+  if (rateLimited) for (const name of RATE_LIMIT_HEADERS) headers[name] = header(name)
   if (status === '401') headers['WWW-Authenticate'] = header('WWW-Authenticate')
   if (status === '429') headers['Retry-After'] = header('Retry-After')
   if (status === '503') headers['Retry-After'] = header('Retry-After-Shed')
