@@ -17,6 +17,13 @@ const REDACT = [
 /** A pino destination: anything with `write(line)`. */
 export interface LogStream { write (line: string): void }
 
+/** The part of a pino logger the framework-free core writes to (a Fastify app passes its own). */
+export interface CoreLogger {
+  info (fields: object, message: string): void
+  warn (fields: object, message: string): void
+  error (fields: object, message: string): void
+}
+
 /** pino's options (Fastify's `logger` takes them as they are), plus the destination tests read. */
 export function loggerOptions (config: Config, stream?: LogStream): LoggerOptions & { stream?: LogStream } {
   return {

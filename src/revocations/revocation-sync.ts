@@ -1,14 +1,11 @@
 import type { Redis } from 'ioredis'
 import type { Revocation } from '../db/revocations.js'
+import type { CoreLogger } from '../logger.js'
 import type { RevocationIndex } from './revocation-index.js'
 
 export interface RevocationSource { listAfter (id: number): Promise<Revocation[]> }
 
-export interface SyncLogger {
-  info (obj: object, msg: string): void
-  warn (obj: object, msg: string): void
-  error (obj: object, msg: string): void
-}
+export type SyncLogger = CoreLogger
 
 export interface RevocationSyncOptions {
   index: RevocationIndex

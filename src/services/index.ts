@@ -9,13 +9,11 @@ import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../throt
 import { createTokenCodec } from '../token-codec.js'
 import { TokenIssuer } from '../tokens.js'
 import { normalizeEmail, UserService } from '../users.js'
+import type { CoreLogger } from '../logger.js'
 import { ServiceEvents } from './events.js'
 
 /** The part of a pino logger the services write to. */
-export interface ServiceLogger {
-  info (fields: object, message: string): void
-  warn (fields: object, message: string): void
-}
+export type ServiceLogger = Pick<CoreLogger, 'info' | 'warn'>
 
 export interface ServiceOptions {
   config: Config
