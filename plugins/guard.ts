@@ -22,8 +22,10 @@ declare module 'fastify' {
     /**
      * The verified claims of the access credential the request presents (Bearer header first,
      * cookie second), or undefined when it presents none. Throws the token's catalogued error.
+     * `method` is the one the CSRF rule judges: the request's own, or the proxied request's
+     * when GET /auth/verify answers for a reverse proxy.
      */
-    verifiedClaimsOf (request: FastifyRequest): Claims | undefined
+    verifiedClaimsOf (request: FastifyRequest, method?: string): Claims | undefined
     /** Refuses a cookie-authenticated state change from a foreign origin. */
     assertTrustedOrigin (request: FastifyRequest): void
   }
@@ -47,11 +49,11 @@ export default fp(async function guardPlugin (fastify: FastifyInstance) {
     if (!isTrustedOrigin(origin, referer, `${request.protocol}://${request.host}`, allowedOrigins)) throw new CsrfRejected()
   }
 
-  function verifiedClaimsOf (request: FastifyRequest): Claims | undefined {
+  function verifiedClaimsOf (request: FastifyRequest, method: string = request.method): Claims | undefined {
     const credential = readAccessCredential(request)
     if (credential === undefined) return undefined
     if (credential.token === undefined) throw new TokenInvalid()
-    if (credential.source === 'cookie' && isStateChanging(request.method)) assertTrustedOrigin(request)
+    if (credential.source === 'cookie' && isStateChanging(method)) assertTrustedOrigin(request)
     return sessions.verifyAccess(credential.token)
   }
 

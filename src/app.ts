@@ -23,6 +23,7 @@ import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
 import metricsRoutes from '../routes/metrics.js'
 import reservedRoutes from '../routes/reserved.js'
+import verifyRoutes from '../routes/verify.js'
 import type { Config } from './config.js'
 import { loggerOptions, type LogStream } from './logger.js'
 
@@ -87,6 +88,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   if (config.metrics !== undefined) await app.register(metricsRoutes)
   await app.register(authRoutes, { prefix: '/auth' })
   await app.register(reservedRoutes)
+  await app.register(verifyRoutes)
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)
   return app

@@ -1,0 +1,71 @@
+import type { FastifyPluginAsync, FastifySchema, onRequestHookHandler } from 'fastify'
+import { errorResponses } from '../schemas/errors.js'
+import { IdentityHeaders, ROLES_MAX_LENGTH, VerifyQuery } from '../schemas/verify.js'
+import { Forbidden, TokenMissing, ValidationFailed } from '../src/errors.js'
+import { holdsAnyRole, noRoleRequired, originalMethod } from '../src/forward-auth.js'
+import type { Claims } from '../src/tokens.js'
+
+/**
+ * Every method OpenAPI can name (HEAD is Fastify's automatic twin of GET, with the same hooks);
+ * QUERY, the one other method Fastify knows, is answered too but cannot be documented.
+ */
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
+
+const DESCRIPTION = 'Forward authentication for a reverse proxy (nginx `auth_request`, Caddy `forward_auth`, Traefik `ForwardAuth`): ' +
+  'the access token (Bearer header first, access_token cookie second) is checked as on /api, from memory, and a 200 carries the ' +
+  'identity in X-Auth-* headers for the proxy to pass on. Every method answers the same and no body is read. When the token ' +
+  'came from the cookie and the original method (X-Forwarded-Method, else X-Original-Method, else this request\'s) changes ' +
+  'state, the Origin (or Referer) must be this service or one of CORS_ORIGINS, else 403 csrf_rejected.'
+
+/** The one roles rule: unset or empty asks nothing, else one of the listed roles (a superuser passes). */
+function meetsRoles (claims: Claims, roles: unknown): boolean {
+  if (roles === undefined || claims.is_superuser) return true
+  if (typeof roles !== 'string') throw new ValidationFailed({ roles: ['The roles field is invalid'] })
+  if (roles.length > ROLES_MAX_LENGTH) throw new ValidationFailed({ roles: [`The roles field must not exceed ${ROLES_MAX_LENGTH} characters`] })
+  return noRoleRequired(roles) || holdsAnyRole(claims.roles, roles)
+}
+
+/** GET (and every other method) /auth/verify: docs/proxies.md. */
+const verifyRoutes: FastifyPluginAsync = async (fastify) => {
+  const { verifiedClaimsOf } = fastify
+
+  // the whole answer in onRequest: nothing after it runs, so no body is read (nor refused with 413/415)
+  // and no validator runs; callback style, no promise per request
+  const verify: onRequestHookHandler = function (request, reply, done) {
+    let claims: Claims | undefined
+    try {
+      claims = verifiedClaimsOf(request, originalMethod(request.headers, request.method))
+      if (claims === undefined) throw new TokenMissing()
+      if (!meetsRoles(claims, (request.query as Record<string, unknown>).roles)) throw new Forbidden()
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    reply
+      .header('x-auth-user-id', claims.user_id)
+      .header('x-auth-email', claims.email)
+      .header('x-auth-roles', claims.roles.join(','))
+      .header('x-auth-session-id', claims.session_id)
+      .header('x-auth-superuser', claims.is_superuser ? 'true' : 'false')
+      .send()
+  }
+
+  const schema: FastifySchema = {
+    tags: ['auth'],
+    summary: 'Forward authentication: is this request signed in (and does it hold one of the roles)?',
+    description: DESCRIPTION,
+    security: [{ bearerAuth: [] as string[] }, { cookieAuth: [] as string[] }],
+    querystring: VerifyQuery,
+    response: {
+      200: { type: 'null', description: 'Signed in (and holding one of the roles): an empty body, the identity in the headers', headers: IdentityHeaders },
+      ...errorResponses(401, 403, 422)
+    }
+  }
+  // no CORS: a proxy calls this route, never a browser's script, and @fastify/cors would answer an
+  // OPTIONS preflight itself (204) before the token is checked
+  const route = { url: '/auth/verify', config: { noStore: true, cors: false }, onRequest: verify, handler: async () => { throw new Error('answered in onRequest') } }
+  fastify.route({ ...route, method: METHODS, schema })
+  fastify.route({ ...route, method: 'QUERY', schema: { ...schema, hide: true } })
+}
+
+export default verifyRoutes
