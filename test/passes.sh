@@ -10,7 +10,7 @@
 #   test/postgres/  what only PostgreSQL has; these run in the second pass only
 # The other folders run once, on SQLite: test/plugins (a plugin on a bare Fastify, or one the
 # store does not matter to), test/app (the document, the SDK, the property test, which snapshots
-# the SQLite file), test/browser, test/process (the CLI, shutdown, workers, the soak and the
+# the SQLite file), test/browser, test/proxies (nginx and Caddy in front of the server), test/process (the CLI, shutdown, workers, the soak and the
 # multi-instance suite, which uses PostgreSQL and Redis whatever the pass), test/redis (the
 # Redis-backed pieces, which use Redis whatever the pass) and test/config.test.ts.
 # In CI the second pass is mandatory. Exits non-zero if either pass failed.

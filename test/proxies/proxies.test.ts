@@ -1,0 +1,271 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
+import { connect, type AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
+import { build, claimsOf, createUser, login, tempDir } from '../helper.js'
+
+/*
+ * Forward authentication through the real Debian nginx and Caddy, each run as a child process of
+ * this test on free 127.0.0.1 ports, with the configurations of docs/proxies.md read out of the
+ * document: gatehouse listens for real, and a tiny upstream echoes the headers it received. Each
+ * protection has its negative control: the same configuration without the line that makes it.
+ */
+
+const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx'
+const CADDY = process.env.CADDY_PATH ?? '/usr/bin/caddy'
+const DOC = readFileSync(new URL('../../docs/proxies.md', import.meta.url), 'utf8')
+const FOREIGN = 'http://evil.example.net'
+
+/** The one fenced block of the document in `language`. */
+function fencedBlock (language: string): string {
+  const blocks = [...DOC.matchAll(new RegExp('^```' + language + '\\n([\\s\\S]*?)^```$', 'gm'))].map((m) => m[1] ?? '')
+  if (blocks.length !== 1) throw new Error(`docs/proxies.md has ${blocks.length} \`${language}\` blocks, not one`)
+  return blocks[0] ?? ''
+}
+
+/** `text` with `from` replaced, which must be there (a changed document fails here, not silently). */
+function replaced (text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`docs/proxies.md no longer has ${JSON.stringify(from)}`)
+  return text.split(from).join(to)
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+function accepts (port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => { socket.end(); resolve(true) })
+    socket.on('error', () => { resolve(false) })
+  })
+}
+
+/** Starts a proxy; a missing binary fails the test (never a skip). Resolves once every port accepts. */
+async function startProcess (t: Test, binary: string, args: string[], env: Record<string, string>, ports: number[]): Promise<ChildProcess> {
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: install it (apt-get install -y nginx caddy)`)
+  const child = spawn(binary, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  t.teardown(async () => {
+    if (child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  })
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`${binary} exited ${child.exitCode}: ${stderr}`)
+    if ((await Promise.all(ports.map(accepts))).every(Boolean)) return child
+    await sleep(50)
+  }
+  throw new Error(`${binary} did not listen on ${ports.join(', ')}: ${stderr}`)
+}
+
+interface Answer { status: number, headers: IncomingHttpHeaders, body: string }
+
+async function send (port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+  return await new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => { text += chunk })
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }) })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+/** The application: answers 200 with the method and the headers it received, as JSON. */
+async function startUpstream (t: Test): Promise<number> {
+  const server: Server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ method: req.method, headers: req.headers }))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  return (server.address() as AddressInfo).port
+}
+
+interface Ports { gatehouse: number, upstream: number }
+
+/** nginx's configuration: the document's server block once per variant, each on its own port. */
+function nginxConfig (dir: string, ports: Ports, servers: { port: number, block: string }[]): string {
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${join(dir, name)};`).join('\n')
+  const blocks = servers.map(({ port, block }) => {
+    let text = replaced(block, 'listen 80;', `listen 127.0.0.1:${port};`)
+    text = replaced(text, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)
+    return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
+  })
+  return `worker_processes 1;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\n` +
+    `events { worker_connections 128; }\nhttp {\n  access_log off;\n${temp}\n${blocks.join('\n')}\n}\n`
+}
+
+function caddyConfig (ports: Ports, sites: { port: number, block: string }[]): string {
+  const blocks = sites.map(({ port, block }) => {
+    let text = replaced(block, 'app.example.com {', `http://127.0.0.1:${port} {`)
+    text = replaced(text, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)
+    return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
+  })
+  return `{\n\tadmin off\n\tauto_https off\n}\n${blocks.join('\n')}`
+}
+
+interface Setup { app: FastifyInstance, user: Signed, bare: Signed, upstream: number }
+interface Signed { id: string, email: string, token: string, sessionId: string }
+
+async function signIn (app: FastifyInstance, roles: string[]): Promise<Signed> {
+  const user = await createUser(app, { roles })
+  const { access_token: token } = await login(app, user)
+  return { id: user.id, email: user.email, token, sessionId: claimsOf(token).session_id }
+}
+
+/** gatehouse listening on a free port, trusting the application origins `origins` for the CSRF rule. */
+async function startGatehouse (t: Test, origins: string[]): Promise<Setup & { port: number }> {
+  const app = await build(t, { CORS_ORIGINS: origins.join(',') })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const upstream = await startUpstream(t)
+  return { app, port: (app.server.address() as AddressInfo).port, upstream, user: await signIn(app, ['user']), bare: await signIn(app, []) }
+}
+
+const bearer = (user: Signed) => ({ authorization: `Bearer ${user.token}` })
+const cookie = (user: Signed) => ({ cookie: `access_token=${user.token}` })
+
+function echoed (answer: Answer): { method: string, headers: Record<string, string | undefined> } {
+  if (answer.status !== 200) throw new Error(`the proxy answered ${answer.status}: ${answer.body}`)
+  return JSON.parse(answer.body) as { method: string, headers: Record<string, string | undefined> }
+}
+
+function identityOf (headers: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith('x-auth-')))
+}
+
+/**
+ * What every proxy must do with the document's configuration; `port` serves it, `adminPort` the
+ * roles=admin variant. `stripsAll`: the configuration removes every client-sent X-Auth-* header
+ * (Caddy's), not only the five it sets (nginx's).
+ */
+async function assertForwardAuth (t: Test, s: Setup, port: number, adminPort: number, appOrigin: string, stripsAll: boolean): Promise<void> {
+  const none = await send(port, 'GET', '/page')
+  t.equal(none.status, 401, 'no token: 401')
+
+  const seen = echoed(await send(port, 'GET', '/page?roles=admin', { ...bearer(s.user), 'x-auth-user-id': s.bare.id, 'x-auth-superuser': 'true', 'x-auth-roles': 'admin' }))
+  t.strictSame(identityOf(seen.headers), {
+    'x-auth-user-id': s.user.id,
+    'x-auth-email': s.user.email,
+    'x-auth-roles': 'user',
+    'x-auth-session-id': s.user.sessionId,
+    'x-auth-superuser': 'false'
+  }, 'the upstream sees the identity from gatehouse, never the client-sent values (nor the client\'s ?roles=)')
+
+  // a user without roles: gatehouse's X-Auth-Roles is empty, so the client's must be gone, not passed
+  // (nginx removes a header set to an empty value; Caddy 2.6 sets it empty); nor any other X-Auth-*
+  const bare = echoed(await send(port, 'GET', '/page', { ...bearer(s.bare), 'x-auth-roles': 'admin', 'x-auth-tenant': 'other' }))
+  const { 'x-auth-roles': roles, ...rest } = identityOf(bare.headers)
+  t.ok(roles === undefined || roles === '', `no roles: the client's X-Auth-Roles is gone (${String(roles)})`)
+  t.strictSame(rest, {
+    'x-auth-user-id': s.bare.id,
+    'x-auth-email': s.bare.email,
+    'x-auth-session-id': s.bare.sessionId,
+    'x-auth-superuser': 'false',
+    ...(stripsAll ? {} : { 'x-auth-tenant': 'other' })
+  }, 'no roles: the identity from gatehouse')
+  t.equal((await send(port, 'GET', '/page', { 'x-auth-user-id': s.user.id })).status, 401, 'identity headers alone are not a credential')
+
+  t.equal((await send(adminPort, 'GET', '/page', bearer(s.user))).status, 403, 'roles=admin, a plain user: 403')
+
+  // the CSRF rule on the original method, through the proxy
+  t.equal((await send(port, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')).status, 403, 'cookie POST from a foreign origin: 403')
+  t.equal((await send(port, 'POST', '/form', { ...cookie(s.user), 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')).status, 403, 'cookie POST without an Origin: 403')
+  const own = echoed(await send(port, 'POST', '/form', { ...cookie(s.user), origin: appOrigin, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1'))
+  t.equal(own.method, 'POST', 'cookie POST from the application\'s own origin reaches the upstream')
+  t.equal(own.headers['x-auth-user-id'], s.user.id)
+  t.equal(echoed(await send(port, 'GET', '/page', { ...cookie(s.user), origin: FOREIGN })).headers['x-auth-user-id'], s.user.id, 'cookie GET from a foreign origin: allowed (not a state change)')
+  t.equal(echoed(await send(port, 'POST', '/api', { ...bearer(s.user), origin: FOREIGN })).method, 'POST', 'Bearer POST from a foreign origin: allowed')
+}
+
+/** Signs the session out and measures how long the proxy keeps letting its token through. */
+async function assertRevokedWithinASecond (t: Test, s: Setup, port: number): Promise<void> {
+  const session = await signIn(s.app, ['user'])
+  t.equal((await send(port, 'GET', '/page', bearer(session))).status, 200, 'before logout')
+  const out = await s.app.inject({ method: 'POST', url: '/auth/logout', headers: bearer(session) })
+  t.equal(out.statusCode, 204)
+  const start = Date.now()
+  let answer = await send(port, 'GET', '/page', bearer(session))
+  while (answer.status === 200 && Date.now() - start < 1000) answer = await send(port, 'GET', '/page', bearer(session))
+  t.equal(answer.status, 401, `revoked session refused within ${Date.now() - start} ms`)
+  t.equal((await send(port, 'GET', '/page', cookie(session))).status, 401, 'by cookie too')
+}
+
+t.test('nginx auth_request with the configuration of docs/proxies.md', async (t) => {
+  const dir = tempDir(t)
+  const [port = 0, adminPort = 0, leakPort = 0, getPort = 0] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+  const appOrigin = `http://127.0.0.1:${port}`
+  // nginx sends gatehouse its own Host: the application's origins are listed in CORS_ORIGINS, as the document says
+  const s = await startGatehouse(t, [appOrigin, `http://127.0.0.1:${getPort}`])
+  const block = fencedBlock('nginx')
+  const servers = [
+    { port, block },
+    { port: adminPort, block: replaced(block, '/auth/verify?roles=;', '/auth/verify?roles=admin;') },
+    // negative controls: the document's block less the line that overrides X-Auth-User-Id / passes the method
+    { port: leakPort, block: replaced(block, 'proxy_set_header X-Auth-User-Id    $auth_user_id;', '') },
+    { port: getPort, block: replaced(block, 'proxy_set_header X-Forwarded-Method $request_method;', '') }
+  ]
+  const conf = join(dir, 'nginx.conf')
+  writeFileSync(conf, nginxConfig(dir, { gatehouse: s.port, upstream: s.upstream }, servers))
+  await startProcess(t, NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf, '-g', 'daemon off;'], {}, servers.map((x) => x.port))
+
+  await assertForwardAuth(t, s, port, adminPort, appOrigin, false)
+  await assertRevokedWithinASecond(t, s, port)
+
+  const leaked = echoed(await send(leakPort, 'GET', '/page', { ...bearer(s.user), 'x-auth-user-id': s.bare.id }))
+  t.equal(leaked.headers['x-auth-user-id'], s.bare.id, 'negative control: without its proxy_set_header line, the client\'s X-Auth-User-Id reaches the upstream')
+  const post = await send(getPort, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')
+  t.equal(post.status, 200, 'negative control: without X-Forwarded-Method, a cross-site cookie POST gets through (the subrequest is a GET)')
+})
+
+t.test('Caddy forward_auth with the configuration of docs/proxies.md', async (t) => {
+  const dir = tempDir(t)
+  const [port = 0, adminPort = 0, leakPort = 0] = await Promise.all([freePort(), freePort(), freePort()])
+  const appOrigin = `http://127.0.0.1:${port}`
+  // Caddy passes the client's Host, so the application's own origin is gatehouse's "self" here; none listed
+  const s = await startGatehouse(t, [])
+  const block = fencedBlock('caddyfile')
+  const sites = [
+    { port, block },
+    { port: adminPort, block: replaced(block, 'uri /auth/verify?roles=\n', 'uri /auth/verify?roles=admin\n') },
+    // negative control: the document's block less the line that strips client-sent X-Auth-* headers
+    { port: leakPort, block: replaced(block, 'request_header -X-Auth-*\n', '\n') }
+  ]
+  const file = join(dir, 'Caddyfile')
+  writeFileSync(file, caddyConfig({ gatehouse: s.port, upstream: s.upstream }, sites))
+  for (const sub of ['home', 'data', 'config']) mkdirSync(join(dir, sub))
+  const env = { HOME: join(dir, 'home'), XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') }
+  await startProcess(t, CADDY, ['run', '--config', file, '--adapter', 'caddyfile'], env, sites.map((x) => x.port))
+
+  await assertForwardAuth(t, s, port, adminPort, appOrigin, true)
+  await assertRevokedWithinASecond(t, s, port)
+
+  // Caddy passes gatehouse's own answer on: the exact bodies
+  const none = await send(port, 'GET', '/page')
+  t.equal(none.headers['www-authenticate'], 'Bearer realm="gatehouse"')
+  t.same(JSON.parse(none.body), { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' })
+  const csrf = await send(port, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN }, 'a=1')
+  t.same(JSON.parse(csrf.body), { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' })
+  const forbidden = await send(adminPort, 'GET', '/page', bearer(s.user))
+  t.same(JSON.parse(forbidden.body), { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden' })
+
+  // negative control: without the stripping line, a client-sent X-Auth-* header gatehouse does not set
+  // reaches the application (as, on the Caddy versions that skip an empty value, the client's X-Auth-Roles would)
+  const leaked = echoed(await send(leakPort, 'GET', '/page', { ...bearer(s.bare), 'x-auth-tenant': 'other' }))
+  t.equal(leaked.headers['x-auth-tenant'], 'other', 'negative control: without request_header -X-Auth-*, a client-sent X-Auth-* header reaches the upstream')
+})
