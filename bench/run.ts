@@ -6,6 +6,7 @@ import { argon2Test, loadTest, type Load, type Sample, type Target } from './mea
 import { processTree, rssMb } from './proc.js'
 import { OptionError, parseOptions, type Options, type ScenarioId } from './options.js'
 import { report, type Outcome, type SetupReport } from './report.js'
+import { startNginx, type NginxChain } from './nginx.js'
 import { startArgon2, startBare, startGatehouse, stop, stopAll, type Argon2Child, type Child } from './servers.js'
 import { setupOf, type Setup } from './setups.js'
 
@@ -57,7 +58,7 @@ interface Scenario {
   subject: (load: Load, token: string) => Promise<Sample>
 }
 
-function scenarios (gatehouse: Child, bare: Child, argon2: Argon2Child, userId: string): Scenario[] {
+function scenarios (gatehouse: Child, bare: Child, argon2: Argon2Child, userId: string, nginx: NginxChain | undefined): Scenario[] {
   const bearer = (token: string): Target['headers'] => ({ authorization: `Bearer ${token}` })
   const hello: Target = { path: '/' }
   const login: Target = { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) }
@@ -65,7 +66,26 @@ function scenarios (gatehouse: Child, bare: Child, argon2: Argon2Child, userId: 
   const p1 = { connections: 50, pipelining: 1, seconds }
   const helloCeiling = (load: Load) => loadTest(bare, hello, load)
   const self = (load: Load, token: string) => loadTest(gatehouse, { path: `/api/users/${userId}`, headers: bearer(token) }, load)
+  const chain: Scenario[] = nginx === undefined
+    ? []
+    : [{
+        id: 'chain',
+        name: 'nginx → GET /auth/verify → bare hello',
+        ceilingName: 'nginx → bare hello',
+        load: p1,
+        ceiling: (load) => loadTest(nginx.plain, hello, load),
+        subject: (load, token) => loadTest(nginx.chain, { path: '/', headers: bearer(token) }, load)
+      }]
   return [
+    ...chain,
+    {
+      id: 'verify',
+      name: 'GET /auth/verify',
+      ceilingName: 'bare hello',
+      load: p10,
+      ceiling: helloCeiling,
+      subject: (load, token) => loadTest(gatehouse, { path: '/auth/verify', headers: bearer(token) }, load)
+    },
     { id: 'protected', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p10, ceiling: helloCeiling, subject: self },
     { id: 'protected-p1', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p1, ceiling: helloCeiling, subject: self },
     {
@@ -97,7 +117,9 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child): Promise
   const rssAtStartMb = rssMb(gatehouse.pid)
   await createUser(gatehouse)
   const user = await signIn(gatehouse, USER)
-  const chosen = scenarios(gatehouse, bare, argon2, user.id).filter((s) => ids.includes(s.id))
+  // nginx in front of this gatehouse and of the bare server, with the configuration of docs/proxies.md
+  const nginx = ids.includes('chain') ? await startNginx(dir, gatehouse, bare) : undefined
+  const chosen = scenarios(gatehouse, bare, argon2, user.id, nginx).filter((s) => ids.includes(s.id))
 
   // warm-up: JIT and the verified-token cache; not recorded
   const warm = { connections: 50, pipelining: 1, seconds: Math.min(2, seconds) }
@@ -120,6 +142,7 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child): Promise
   }
   // WORKERS=N forks; a build without it ignores the variable and serves from one process
   const processes = processTree(gatehouse.pid).length
+  if (nginx !== undefined) await stop(nginx.chain.process)
   await stop(gatehouse.process)
   await setup.cleanup()
   return { title: setup.title, outcomes, rssTargetMb: setup.rssTargetMb, rssAtStartMb, processes }

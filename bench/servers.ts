@@ -52,7 +52,7 @@ function tail (file: string): string {
 }
 
 /** Polls `path` until it answers 200, the child dies, or the time is up. */
-async function waitReady (child: Child, path: string): Promise<void> {
+export async function waitReady (child: Child, path: string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
     if (child.process.exitCode !== null || child.process.signalCode !== null) break
@@ -66,6 +66,11 @@ async function waitReady (child: Child, path: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new BenchError(`${child.name} did not become ready (exit ${child.process.exitCode ?? child.process.signalCode ?? 'none'}):\n${tail(child.logFile)}`)
+}
+
+/** Registers a process started elsewhere (nginx), so that stopAll() stops it too. */
+export function registerChild (proc: ChildProcess): void {
+  started.push(proc)
 }
 
 async function startChild (name: string, script: string, env: NodeJS.ProcessEnv, dir: string, readyPath: string): Promise<Child> {

@@ -62,7 +62,8 @@ export function setupOf (id: SetupId): Setup {
       return {
         id,
         title: 'SQLite, one process',
-        targets: { protected: 0.65, 'protected-p1': 0.55, me: 0.45, login: 0.90 },
+        // verify: forward authentication; chain: nginx → gatehouse → bare against nginx → bare (reported)
+        targets: { protected: 0.65, 'protected-p1': 0.55, me: 0.45, login: 0.90, verify: 0.75, chain: undefined },
         rssTargetMb: RSS_TARGET_MB,
         prepare: async () => ({}),
         cleanup: nothing

@@ -4,6 +4,21 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import helmet, { type HelmetOptions } from 'helmet'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * false: the route sets the security headers itself where they mean something (GET
+     * /auth/verify: on its error answers, which a proxy may show a browser, not on the empty 200
+     * only the proxy reads). Every other route gets them in onRequest.
+     */
+    securityHeaders?: boolean
+  }
+  interface FastifyInstance {
+    /** The headers every API answer carries (helmet's, worked out once). */
+    securityHeaders: Readonly<Record<string, string>>
+  }
+}
+
 /**
  * The docs page's policy (GET /docs and its assets, set there by @fastify/swagger-ui's
  * `staticCSP`): Swagger UI runs from its own origin only — its bundle, stylesheet and the
@@ -57,8 +72,9 @@ export default fp(async function securityPlugin (fastify: FastifyInstance) {
     crossOriginResourcePolicy: { policy: 'same-origin' },
     strictTransportSecurity: fastify.config.production ? { maxAge: 31536000, includeSubDomains: true } : false
   })
-  fastify.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers)
+  fastify.decorate('securityHeaders', headers)
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (request.routeOptions.config.securityHeaders !== false) reply.headers(headers)
     done()
   })
   await fastify.register(underPressure, {

@@ -27,20 +27,24 @@ function meetsRoles (claims: Claims, roles: unknown): boolean {
 
 /** GET (and every other method) /auth/verify: docs/proxies.md. */
 const verifyRoutes: FastifyPluginAsync = async (fastify) => {
-  const { verifiedClaimsOf } = fastify
+  const { verifiedClaimsOf, securityHeaders } = fastify
 
   // the whole answer in onRequest: nothing after it runs, so no body is read (nor refused with 413/415)
   // and no validator runs; callback style, no promise per request
   const verify: onRequestHookHandler = function (request, reply, done) {
+    reply.header('cache-control', 'no-store')
     let claims: Claims | undefined
     try {
       claims = verifiedClaimsOf(request, originalMethod(request.headers, request.method))
       if (claims === undefined) throw new TokenMissing()
       if (!meetsRoles(claims, (request.query as Record<string, unknown>).roles)) throw new Forbidden()
     } catch (err) {
+      // an error body may reach a browser (Caddy and Traefik pass it on): it gets the API's headers
+      reply.headers(securityHeaders)
       done(err as Error)
       return
     }
+    // the empty 200 is read by the proxy only: the identity and no-store, nothing else to write
     reply
       .header('x-auth-user-id', claims.user_id)
       .header('x-auth-email', claims.email)
@@ -63,7 +67,7 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
   }
   // no CORS: a proxy calls this route, never a browser's script, and @fastify/cors would answer an
   // OPTIONS preflight itself (204) before the token is checked
-  const route = { url: '/auth/verify', config: { noStore: true, cors: false }, onRequest: verify, handler: async () => { throw new Error('answered in onRequest') } }
+  const route = { url: '/auth/verify', config: { cors: false, securityHeaders: false }, onRequest: verify, handler: async () => { throw new Error('answered in onRequest') } }
   fastify.route({ ...route, method: METHODS, schema })
   fastify.route({ ...route, method: 'QUERY', schema: { ...schema, hide: true } })
 }

@@ -15,9 +15,12 @@ function hasBearerScheme (header: string): boolean {
 }
 
 /** RFC 6750 b64token characters: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" (then "=" padding). */
+const TOKEN_CHARS = new Uint8Array(128)
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/') TOKEN_CHARS[c.charCodeAt(0)] = 1
+
+// one table lookup per character: a token is read on every guarded request (and every verify)
 function isTokenChar (c: number): boolean {
-  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) ||
-    c === 0x2d || c === 0x2e || c === 0x5f || c === 0x7e || c === 0x2b || c === 0x2f
+  return c < 128 && TOKEN_CHARS[c] === 1
 }
 
 /**
