@@ -31,6 +31,7 @@ export async function startNginx (dir: string, gatehouse: Child, upstream: Child
   const home = join(dir, 'nginx')
   mkdirSync(home)
   const [chainPort, plainPort] = [await freePort(), await freePort()]
+  // the document's upstream and server blocks, as they are
   const server = documentedServer()
     .replace('listen 80;', `listen ${HOST}:${chainPort};`)
     .replaceAll('127.0.0.1:3000', address(gatehouse.url))

@@ -99,16 +99,24 @@ async function startUpstream (t: Test): Promise<number> {
 
 interface Ports { gatehouse: number, upstream: number }
 
-/** nginx's configuration: the document's server block once per variant, each on its own port. */
-function nginxConfig (dir: string, ports: Ports, servers: { port: number, block: string }[]): string {
+/** The document's nginx block in its two parts: the `upstream` (once per nginx) and the `server`. */
+function nginxParts (): { upstream: string, server: string } {
+  const block = fencedBlock('nginx')
+  const at = block.indexOf('server {')
+  if (at === -1) throw new Error('docs/proxies.md: the nginx block has no server')
+  return { upstream: block.slice(0, at), server: block.slice(at) }
+}
+
+/** nginx's configuration: the document's upstream once, its server block once per variant, each on its own port. */
+function nginxConfig (dir: string, ports: Ports, upstream: string, servers: { port: number, block: string }[]): string {
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${join(dir, name)};`).join('\n')
   const blocks = servers.map(({ port, block }) => {
-    let text = replaced(block, 'listen 80;', `listen 127.0.0.1:${port};`)
-    text = replaced(text, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)
+    const text = replaced(block, 'listen 80;', `listen 127.0.0.1:${port};`)
     return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
   })
   return `worker_processes 1;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\n` +
-    `events { worker_connections 128; }\nhttp {\n  access_log off;\n${temp}\n${blocks.join('\n')}\n}\n`
+    `events { worker_connections 128; }\nhttp {\n  access_log off;\n${temp}\n` +
+    `${replaced(upstream, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)}\n${blocks.join('\n')}\n}\n`
 }
 
 function caddyConfig (ports: Ports, sites: { port: number, block: string }[]): string {
@@ -212,7 +220,7 @@ t.test('nginx auth_request with the configuration of docs/proxies.md', async (t)
   const appOrigin = `http://127.0.0.1:${port}`
   // nginx sends gatehouse its own Host: the application's origins are listed in CORS_ORIGINS, as the document says
   const s = await startGatehouse(t, [appOrigin, `http://127.0.0.1:${getPort}`])
-  const block = fencedBlock('nginx')
+  const { upstream, server: block } = nginxParts()
   const servers = [
     { port, block },
     { port: adminPort, block: replaced(block, '/auth/verify?roles=;', '/auth/verify?roles=admin;') },
@@ -221,7 +229,7 @@ t.test('nginx auth_request with the configuration of docs/proxies.md', async (t)
     { port: getPort, block: replaced(block, 'proxy_set_header X-Forwarded-Method $request_method;', '') }
   ]
   const conf = join(dir, 'nginx.conf')
-  writeFileSync(conf, nginxConfig(dir, { gatehouse: s.port, upstream: s.upstream }, servers))
+  writeFileSync(conf, nginxConfig(dir, { gatehouse: s.port, upstream: s.upstream }, upstream, servers))
   await startProcess(t, NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf, '-g', 'daemon off;'], {}, servers.map((x) => x.port))
 
   await assertForwardAuth(t, s, port, adminPort, appOrigin, false)
