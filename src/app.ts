@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import fastifyCors from '@fastify/cors'
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import auditPlugin from '../plugins/audit.js'
 import configPlugin from '../plugins/config.js'
 import countersPlugin from '../plugins/counters.js'
@@ -25,6 +25,7 @@ import metricsRoutes from '../routes/metrics.js'
 import reservedRoutes from '../routes/reserved.js'
 import verifyRoutes from '../routes/verify.js'
 import type { Config } from './config.js'
+import { lazyChildLoggerFactory } from './lazy-logger.js'
 import { loggerOptions, type LogStream } from './logger.js'
 
 export interface BuildOptions {
@@ -43,6 +44,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     logger: options.logger ?? loggerOptions(config, options.logStream),
     // per-request lines are opt-in (LOG_REQUESTS): audit and error lines are always written
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
+    // each request's logger is made when it first writes (src/lazy-logger.ts)
+    childLoggerFactory: lazyChildLoggerFactory as unknown as FastifyServerOptions['childLoggerFactory'],
     bodyLimit: config.bodyLimit,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
