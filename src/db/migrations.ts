@@ -94,6 +94,27 @@ const migrations: Record<string, Migration> = {
       await sql`update audit_events set actor_id = user_id where event in ('login_succeeded', 'refreshed', 'logged_out', 'registered', 'password_changed')`.execute(db)
       await db.schema.createIndex('audit_events_actor_id_at').on('audit_events').columns(['actor_id', 'at']).execute()
     }
+  },
+  '0010_recovery': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.alterTable('users').addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+      // reset tokens and email codes: only a keyed hash of each is kept (src/one-time-secrets.ts)
+      await db.schema.createTable('one_time_secrets')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('purpose', 'text', (c) => c.notNull())
+        .addColumn('secret_hash', 'text', (c) => c.notNull())
+        // the user's credentials_version at issue: a password changed since voids the secret
+        .addColumn('credentials_version', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('spent_at', 'text')
+        .execute()
+      await db.schema.createIndex('one_time_secrets_secret_hash').on('one_time_secrets').column('secret_hash').execute()
+      await db.schema.createIndex('one_time_secrets_user_id_purpose').on('one_time_secrets').columns(['user_id', 'purpose']).execute()
+      await db.schema.createIndex('one_time_secrets_expires_at').on('one_time_secrets').column('expires_at').execute()
+    }
   }
 }
 
