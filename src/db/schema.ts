@@ -68,11 +68,33 @@ export interface AuditEventsTable {
   detail: string | null
 }
 
+/** Mail waiting for (or done with) delivery; times are ISO 8601 UTC text like every other table's. */
+export interface MailOutboxTable {
+  id: string
+  recipient: string
+  /** subject, text and html are null once the row is delivered or abandoned */
+  subject: string | null
+  text: string | null
+  html: string | null
+  created_at: string
+  /** when a sender may claim the row next; a claim moves it to the end of the claim's lease */
+  due_at: string
+  /** deliveries started (counted at the claim, so a crash during one counts too) */
+  attempts: number
+  /** the claim's token: only the sender holding it may settle the row */
+  claim_token: string | null
+  sent_at: string | null
+  abandoned_at: string | null
+  /** why the latest attempt failed, or why the row was abandoned */
+  last_error: string | null
+}
+
 export interface Database {
   users: UsersTable
   sessions: SessionsTable
   revocations: RevocationsTable
   audit_events: AuditEventsTable
+  mail_outbox: MailOutboxTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -80,3 +102,4 @@ export type NewUserRow = Insertable<UsersTable>
 export type SessionRow = Selectable<SessionsTable>
 export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
+export type MailOutboxRow = Selectable<MailOutboxTable>
