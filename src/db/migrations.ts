@@ -95,6 +95,29 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('audit_events_actor_id_at').on('audit_events').columns(['actor_id', 'at']).execute()
     }
   },
+  '0009_mail_outbox': {
+    async up (db: Kysely<unknown>) {
+      // mail is written here in the request's transaction and delivered afterwards (src/mail/sender.ts).
+      // subject, text and html are emptied once a row is delivered or abandoned: no link or code stays
+      await db.schema.createTable('mail_outbox')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('recipient', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text')
+        .addColumn('text', 'text')
+        .addColumn('html', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('due_at', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('claim_token', 'text')
+        .addColumn('sent_at', 'text')
+        .addColumn('abandoned_at', 'text')
+        .addColumn('last_error', 'text')
+        .execute()
+      // the sender's claim reads only the pending rows, oldest due first
+      await sql`create index mail_outbox_pending on mail_outbox (due_at) where sent_at is null and abandoned_at is null`.execute(db)
+      await db.schema.createIndex('mail_outbox_created_at').on('mail_outbox').column('created_at').execute()
+    }
+  },
   '0010_recovery': {
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('users').addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0)).execute()

@@ -70,6 +70,27 @@ export interface AuditEventsTable {
   detail: string | null
 }
 
+/** Mail waiting for (or done with) delivery; times are ISO 8601 UTC text like every other table's. */
+export interface MailOutboxTable {
+  id: string
+  recipient: string
+  /** subject, text and html are null once the row is delivered or abandoned */
+  subject: string | null
+  text: string | null
+  html: string | null
+  created_at: string
+  /** when a sender may claim the row next; a claim moves it to the end of the claim's lease */
+  due_at: string
+  /** deliveries started (counted at the claim, so a crash during one counts too) */
+  attempts: number
+  /** the claim's token: only the sender holding it may settle the row */
+  claim_token: string | null
+  sent_at: string | null
+  abandoned_at: string | null
+  /** why the latest attempt failed, or why the row was abandoned */
+  last_error: string | null
+}
+
 /** Reset tokens and email codes, each stored only as a keyed hash (src/one-time-secrets.ts). */
 export interface OneTimeSecretsTable {
   id: string
@@ -92,6 +113,7 @@ export interface Database {
   sessions: SessionsTable
   revocations: RevocationsTable
   audit_events: AuditEventsTable
+  mail_outbox: MailOutboxTable
   one_time_secrets: OneTimeSecretsTable
 }
 
@@ -100,4 +122,5 @@ export type NewUserRow = Insertable<UsersTable>
 export type SessionRow = Selectable<SessionsTable>
 export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
+export type MailOutboxRow = Selectable<MailOutboxTable>
 export type OneTimeSecretRow = Selectable<OneTimeSecretsTable>
