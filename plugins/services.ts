@@ -29,4 +29,7 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance) {
   fastify.decorate('users', services.users)
   fastify.decorate('revocations', services.revocations)
   fastify.addHook('onReady', async () => { await services.bootstrapAdmin() })
+  // a mail request answered before its secret and outbox row were written finishes first
+  // (onClose hooks run in reverse order: before the store closes)
+  fastify.addHook('onClose', async () => { await services.recovery.settled() })
 }, { name: 'services', dependencies: ['config', 'db', 'counters'] })

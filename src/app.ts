@@ -22,6 +22,7 @@ import authRoutes from '../routes/auth.js'
 import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
 import metricsRoutes from '../routes/metrics.js'
+import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
 import reservedRoutes from '../routes/reserved.js'
 import type { Config } from './config.js'
 import { loggerOptions, type LogStream } from './logger.js'
@@ -86,6 +87,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
   await app.register(authRoutes, { prefix: '/auth' })
+  // off (the default), their paths stay reserved: 501 on every method
+  if (config.passwordReset !== undefined) await app.register(passwordResetRoutes, { prefix: '/auth' })
+  if (config.emailOtp !== undefined) await app.register(emailCodeRoutes, { prefix: '/auth' })
   await app.register(reservedRoutes)
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)

@@ -3,6 +3,7 @@ import { Kysely, sql, type Dialect } from 'kysely'
 import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
 import { migrateToLatest } from './migrations.js'
+import { OneTimeSecretRepository } from './one-time-secrets.js'
 import { RevocationRepository } from './revocations.js'
 import type { Database } from './schema.js'
 import { SessionRepository } from './sessions.js'
@@ -20,6 +21,7 @@ export interface Store {
   readonly auditEvents: AuditEventRepository
   /** mail to deliver: enqueue on the transaction that writes what the mail is about */
   readonly mailOutbox: MailOutboxRepository
+  readonly oneTimeSecrets: OneTimeSecretRepository
   /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
@@ -40,6 +42,7 @@ class KyselyStore implements Store {
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
   readonly mailOutbox: MailOutboxRepository
+  readonly oneTimeSecrets: OneTimeSecretRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
     this.users = new UserRepository(db, kind === 'postgres')
@@ -47,6 +50,7 @@ class KyselyStore implements Store {
     this.revocations = new RevocationRepository(db)
     this.auditEvents = new AuditEventRepository(db)
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
+    this.oneTimeSecrets = new OneTimeSecretRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

@@ -2,7 +2,9 @@ import type { AuditSink } from '../audit.js'
 import { AuthService, type AuthThrottles } from '../auth.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
+import { SecretHasher } from '../one-time-secrets.js'
 import { PasswordHasher } from '../passwords.js'
+import { RecoveryService } from '../recovery.js'
 import { RevocationIndex } from '../revocations/revocation-index.js'
 import { SessionService } from '../sessions.js'
 import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../throttle.js'
@@ -35,6 +37,8 @@ export interface Services {
   sessions: SessionService
   users: UserService
   auth: AuthService
+  /** password reset and email codes; the routes exist only with their switches on */
+  recovery: RecoveryService
   /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (the server calls it at start) */
   bootstrapAdmin (): Promise<void>
 }
@@ -57,11 +61,12 @@ export async function createServices ({ config, store, log, counters = new Memor
   const sessions = new SessionService(store, tokens, revocations, config, audit)
   const users = new UserService(store, hasher, sessions, audit)
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
+  const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log)
 
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, bootstrapAdmin }
+  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, recovery, bootstrapAdmin }
 }
 
 /**
