@@ -1,5 +1,4 @@
-import { once } from 'node:events'
-import { EventEmitter } from 'node:events'
+import { EventEmitter, once } from 'node:events'
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser'
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
 import type { TestContext } from '../helper.js'
@@ -54,6 +53,8 @@ export interface CaptureServer {
   url: string
   /** every message received, in order */
   readonly mails: CapturedMail[]
+  /** resolves when a client has started sending a message (DATA), e.g. to act while the server stalls it */
+  dataStarted (ms?: number): Promise<void>
   /** the first message (already received or still to come) that matches, or a rejection after `ms` */
   waitForMail (predicate?: (mail: CapturedMail) => boolean, ms?: number): Promise<CapturedMail>
   /** stops listening (the port stays this server's: `start` listens on it again) */
@@ -67,6 +68,7 @@ export interface CaptureServer {
  */
 export async function startCaptureServer (t: TestContext, options: CaptureOptions = {}): Promise<CaptureServer> {
   const mails: CapturedMail[] = []
+  let started = 0
   const arrived = new EventEmitter()
   const serverOptions: SMTPServerOptions = {
     authOptional: true,
@@ -79,6 +81,8 @@ export async function startCaptureServer (t: TestContext, options: CaptureOption
       callback(Object.assign(new Error(refusal.message), { responseCode: refusal.code }))
     },
     onData (stream, session, callback) {
+      started += 1
+      arrived.emit('data')
       const envelope = {
         from: session.envelope.mailFrom === false ? '' : session.envelope.mailFrom.address,
         to: session.envelope.rcptTo.map((r) => r.address)
@@ -128,5 +132,13 @@ export async function startCaptureServer (t: TestContext, options: CaptureOption
     })
   }
 
-  return { port, url: `${options.secure === true ? 'smtps' : 'smtp'}://127.0.0.1:${port}`, mails, waitForMail, stop, start }
+  async function dataStarted (ms = 15_000): Promise<void> {
+    if (started > 0) return
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => { reject(new Error(`no DATA within ${ms} ms`)) }, ms)
+      arrived.once('data', () => { clearTimeout(timer); resolve() })
+    })
+  }
+
+  return { port, dataStarted, url: `${options.secure === true ? 'smtps' : 'smtp'}://127.0.0.1:${port}`, mails, waitForMail, stop, start }
 }
