@@ -9,6 +9,7 @@ import dbPlugin from '../plugins/db.js'
 import errorHandlerPlugin, { clientErrorHandler } from '../plugins/error-handler.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
+import mailPlugin from '../plugins/mail.js'
 import metricsPlugin from '../plugins/metrics.js'
 import noStorePlugin from '../plugins/no-store.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
@@ -26,6 +27,7 @@ import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
 import reservedRoutes from '../routes/reserved.js'
 import type { Config } from './config.js'
 import { loggerOptions, type LogStream } from './logger.js'
+import type { TransportOptions } from './mail/transport.js'
 
 export interface BuildOptions {
   /** a logger instance or options to use instead of the configured one (tests) */
@@ -34,6 +36,8 @@ export interface BuildOptions {
   logStream?: LogStream
   /** this instance's wall clock, ms since the epoch (tests set one that is off, as a real host's may be) */
   clock?: () => number
+  /** options of the SMTP transport (tests trust the CA of the self-signed certificate they made) */
+  mailTransport?: TransportOptions
 }
 
 /** The whole service, plugins then routes; it never listens (server.ts does). */
@@ -73,11 +77,12 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   }
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
-  await app.register(servicesPlugin)
+  await app.register(servicesPlugin, { mailTransport: options.mailTransport })
   // the observers of the services' events, then what keeps the revocation index
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
   await app.register(revocationsPlugin, { clock: options.clock ?? Date.now })
+  await app.register(mailPlugin)
   await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
   // before the routes: its onRoute hook collects them into the OpenAPI document

@@ -39,7 +39,9 @@ export class RecoveryService {
     private readonly counters: CounterStore,
     private readonly settings: Pick<RecoveryConfig, 'passwordReset' | 'emailOtp'>,
     private readonly audit: AuditSink,
-    private readonly log: Pick<CoreLogger, 'warn'>
+    private readonly log: Pick<CoreLogger, 'warn'>,
+    /** told once a transaction that queued mail has committed, so the sender delivers it at once */
+    private readonly queued: () => void = () => {}
   ) {}
 
   /** forgot-password: queues a reset mail for an existing account, at most one per address per minute. */
@@ -66,6 +68,7 @@ export class RecoveryService {
         const link = reset.url.replaceAll('{token}', token)
         await tx.mailOutbox.enqueue(passwordResetMail({ to: user.email, link, expiresInMinutes: minutes(reset.ttl) }))
       })
+      this.queued()
       this.audit({ event: 'password_reset_requested', userId: user.id }, context)
     })
   }
@@ -95,6 +98,7 @@ export class RecoveryService {
       return spentBy
     })
     if (changed === undefined) return this.resetFailed(context)
+    this.queued()
     this.audit({ event: 'password_reset_completed', userId: changed }, context)
   }
 
@@ -124,6 +128,7 @@ export class RecoveryService {
         }, true)
         await tx.mailOutbox.enqueue(emailCodeMail({ to: user.email, code, purpose, expiresInMinutes: minutes(otp.ttl) }))
       })
+      this.queued()
       this.audit({ event: 'email_code_requested', userId: user.id, detail: purpose }, context)
     })
   }

@@ -15,7 +15,12 @@ export interface ServiceEventMap {
   throttled: { limiter: Limiter }
   /** a security event */
   audit: { record: AuditRecord, context: RequestContext }
+  /** the mail sender settled an outbox row: delivered, to be tried again, or given up */
+  mail: { outcome: MailOutcome }
 }
+
+export const MAIL_OUTCOMES = ['sent', 'retried', 'abandoned'] as const
+export type MailOutcome = typeof MAIL_OUTCOMES[number]
 
 export type ServiceEventName = keyof ServiceEventMap
 export type ServiceEventListener<K extends ServiceEventName> = (event: ServiceEventMap[K]) => void
@@ -26,7 +31,7 @@ export type ServiceEventListener<K extends ServiceEventName> = (event: ServiceEv
  * listener an emit is a loop over an empty array.
  */
 export class ServiceEvents {
-  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], audit: [] }
+  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], audit: [], mail: [] }
 
   on<K extends ServiceEventName> (name: K, listener: ServiceEventListener<K>): void {
     this.listeners[name].push(listener)
