@@ -30,7 +30,9 @@ export default fp(async function servicesPlugin (fastify: FastifyInstance, { mai
   fastify.decorate('users', services.users)
   fastify.decorate('revocations', services.revocations)
   fastify.addHook('onReady', async () => { await services.bootstrapAdmin() })
-  // a mail request answered before its secret and outbox row were written finishes first
-  // (onClose hooks run in reverse order: before the store closes)
+  // a mail request answered before its secret and outbox row were written finishes first: before
+  // the sender stops (preClose), and any taken meanwhile before the store closes (onClose hooks
+  // run in reverse order of registration)
+  fastify.addHook('preClose', async () => { await services.recovery.settled() })
   fastify.addHook('onClose', async () => { await services.recovery.settled() })
 }, { name: 'services', dependencies: ['config', 'db', 'counters'] })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { authHeader, claimsOf, cookieOf, createUser, tokenResponse } from '../../helper.js'
-import { codeFor, INVALID_OTP, post, queued, recoveryApp } from './support.js'
+import { codeFor, delivered, INVALID_OTP, post, recoveryApp } from './support.js'
 
 const verify = (email: string, code: string, purpose: string, extra: Record<string, unknown> = {}) => ({ email, code, purpose, ...extra })
 
@@ -8,8 +8,7 @@ t.test('an email code signs in exactly as a password does, with amr ["email"], c
   const app = await recoveryApp(t)
   const user = await createUser(app, { email: 'code@example.com' })
   const code = await codeFor(app, user.email, 'login')
-  const [mail] = await queued(app, user.email)
-  t.equal(mail?.subject, 'Your gatehouse sign-in code')
+  t.equal((await delivered(app, user.email, 1)).subject, 'Your gatehouse sign-in code')
   const res = await post(app, '/auth/verify-otp', verify(user.email, code, 'login', { remember: true }))
   t.equal(res.statusCode, 200)
   const body = res.json()
@@ -72,8 +71,7 @@ t.test('a code is good for its purpose only; verify_email sets email_verified', 
   const app = await recoveryApp(t)
   const user = await createUser(app)
   const code = await codeFor(app, user.email, 'verify_email')
-  const [mail] = await queued(app, user.email)
-  t.equal(mail?.subject, 'Confirm your email address for gatehouse')
+  t.equal((await delivered(app, user.email, 1)).subject, 'Confirm your email address for gatehouse')
   const asLogin = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
   t.equal(asLogin.statusCode, 400)
   t.same(asLogin.json(), INVALID_OTP)

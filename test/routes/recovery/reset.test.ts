@@ -1,13 +1,13 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { authHeader, changePassword, createUser, login, PASSWORD, rawSql } from '../../helper.js'
-import { ACCEPTED, codeFor, INVALID_RESET_TOKEN, NEW_PASSWORD, post, queued, recoveryApp, RESET_URL, resetTokenFor, resetTokenIn } from './support.js'
+import { ACCEPTED, codeFor, delivered, INVALID_RESET_TOKEN, NEW_PASSWORD, post, queued, recoveryApp, RESET_URL, resetTokenFor, resetTokenIn } from './support.js'
 
 const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
 const BAD_LOGIN = { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' }
 
-t.test('a reset: the mail carries the link, the reset ends every session, signs nobody in, and the token works once', async (t) => {
-  const app = await recoveryApp(t)
+t.test('a reset over a real SMTP server: the mail carries the link, the reset ends every session, signs nobody in, and the token works once', async (t) => {
+  const app = await recoveryApp(t, { MAIL_FROM: 'Example Accounts <accounts@example.com>' })
   const user = await createUser(app, { email: 'ann@example.com' })
   const session = await login(app, user)
 
@@ -15,13 +15,15 @@ t.test('a reset: the mail carries the link, the reset ends every session, signs 
   t.equal(asked.statusCode, 202)
   t.same(asked.json(), ACCEPTED)
   t.equal(asked.headers['cache-control'], 'no-store')
-  const [mail, ...others] = await queued(app)
-  t.same(others, [])
-  t.equal(mail?.to, 'ann@example.com')
-  t.equal(mail?.subject, 'Reset your gatehouse password')
-  const token = resetTokenIn(mail?.text ?? null)
+  t.same((await queued(app)).map((row) => row.to), ['ann@example.com'], 'one mail queued')
+  const mail = await delivered(app, 'ann@example.com', 1)
+  t.equal(mail.to, 'ann@example.com')
+  t.same(mail.parsed.from?.value, [{ address: 'accounts@example.com', name: 'Example Accounts' }], 'From is MAIL_FROM')
+  t.same(mail.envelope, { from: 'accounts@example.com', to: ['ann@example.com'] })
+  t.equal(mail.subject, 'Reset your gatehouse password')
+  const token = resetTokenIn(mail.text)
   t.match(token, /^[A-Za-z0-9_-]{43}$/, '256 random bits, base64url')
-  t.ok(mail?.html?.includes(RESET_URL.replace('{token}', token)), 'the HTML part links to the same URL')
+  t.ok(mail.html.includes(RESET_URL.replace('{token}', token)), 'the HTML part links to the same URL')
   const stored = await rawSql<{ secret_hash: string }>(app.config, sql`select secret_hash from one_time_secrets`)
   t.equal(stored.length, 1)
   t.not(stored[0]?.secret_hash, token, 'only a hash of the token is stored')
@@ -46,8 +48,8 @@ t.test('a reset: the mail carries the link, the reset ends every session, signs 
   const again = await post(app, '/auth/reset-password', { token, new_password: 'Another-Secret-77' })
   t.equal(again.statusCode, 400, 'single use')
   t.same(again.json(), INVALID_RESET_TOKEN)
-  const notice = (await queued(app, user.email)).at(-1)
-  t.equal(notice?.subject, 'Your gatehouse password was changed', 'a notice is queued')
+  const notice = await delivered(app, user.email, 2)
+  t.equal(notice.subject, 'Your gatehouse password was changed', 'a notice is sent')
 })
 
 t.test('an expired, unknown or voided token is one 400 invalid_reset_token', async (t) => {

@@ -1,10 +1,12 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { OutboxEntry } from '../../../src/db/mail-outbox.js'
 import { build, type TestContext } from '../../helper.js'
+import { startCaptureServer, type CapturedMail } from '../../mail/smtp-capture.js'
 
 /*
- * What the recovery suites share: an app with both features on, and the mails it queued, read
- * from its real outbox once every request taken so far has written its rows.
+ * What the recovery suites share: an app with both features on that delivers its mail to a real
+ * SMTP server in the test process (smtp-server, messages parsed by mailparser). What was queued is
+ * read from the real outbox (its recipients stay after delivery), what arrived from the server.
  */
 
 export const RESET_URL = 'https://app.example.com/reset#token={token}'
@@ -15,8 +17,30 @@ export const NEW_PASSWORD = 'Brand-New-Secret-42'
 
 export const RECOVERY_ON = { ENABLE_PASSWORD_RESET: true, PASSWORD_RESET_URL: RESET_URL, ENABLE_EMAIL_OTP: true }
 
-export async function recoveryApp (t: TestContext, values: Record<string, unknown> = {}): Promise<FastifyInstance> {
-  return await build(t, { ...RECOVERY_ON, ...values })
+/** Where each app's mail arrives: a server of its own, or another SMTP stack a test passes. */
+export interface Mailbox { waitForMail (predicate?: (mail: CapturedMail) => boolean, ms?: number): Promise<CapturedMail> }
+const mailboxes = new WeakMap<FastifyInstance, Mailbox>()
+
+export async function recoveryApp (t: TestContext, values: Record<string, unknown> = {}, mailbox?: Mailbox & { url: string }): Promise<FastifyInstance> {
+  const server = mailbox ?? await startCaptureServer(t)
+  const app = await build(t, { ...RECOVERY_ON, SMTP_URL: server.url, ...values })
+  mailboxes.set(app, server)
+  return app
+}
+
+/** The `n`th mail (1-based) delivered to `to`, waiting for it. */
+export async function delivered (app: FastifyInstance, to: string, n: number): Promise<CapturedMail> {
+  const mailbox = mailboxes.get(app)
+  if (mailbox === undefined) throw new Error('not an app of recoveryApp()')
+  let seen = 0
+  return await mailbox.waitForMail((mail) => mail.envelope.to.includes(to) && ++seen === n)
+}
+
+/** The latest mail queued to `to`, once delivered. */
+export async function latestMail (app: FastifyInstance, to: string): Promise<CapturedMail> {
+  const count = (await queued(app, to)).length
+  if (count === 0) throw new Error(`no mail queued to ${to}`)
+  return await delivered(app, to, count)
 }
 
 /** Every mail queued so far to `to` (all when omitted), oldest first. */
@@ -50,14 +74,12 @@ export async function post (app: FastifyInstance, url: string, payload: Record<s
 export async function resetTokenFor (app: FastifyInstance, email: string): Promise<string> {
   const res = await post(app, '/auth/forgot-password', { email })
   if (res.statusCode !== 202) throw new Error(`forgot-password: ${res.statusCode} ${res.body}`)
-  const mails = await queued(app, email)
-  return resetTokenIn(mails.at(-1)?.text ?? null)
+  return resetTokenIn((await latestMail(app, email)).text)
 }
 
 /** Asks for an email code and returns it. */
 export async function codeFor (app: FastifyInstance, email: string, purpose: 'login' | 'verify_email'): Promise<string> {
   const res = await post(app, '/auth/send-otp', { email, purpose })
   if (res.statusCode !== 202) throw new Error(`send-otp: ${res.statusCode} ${res.body}`)
-  const mails = await queued(app, email)
-  return codeIn(mails.at(-1)?.text ?? null)
+  return codeIn((await latestMail(app, email)).text)
 }
