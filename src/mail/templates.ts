@@ -75,3 +75,10 @@ export function securityNoticeMail ({ to, what }: { to: string, what: string }):
     'If this was not you, reset your password now and tell your administrator.'
   ])
 }
+
+/** `gatehouse mail test`: proves the way to the SMTP server, and carries nothing secret. */
+export function testMail ({ to }: { to: string }): OutgoingMail {
+  return mail(to, `Test mail from ${PRODUCT}`, [
+    `This is a test mail from ${PRODUCT}: mail delivery works.`
+  ])
+}

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import type { OutboxEntry } from '../../src/db/mail-outbox.js'
-import type { Store } from '../../src/db/store.js'
+import { connect, type Store } from '../../src/db/store.js'
+import { prepareDatabase, testConfig, type TestContext } from '../helper.js'
 import type { OutgoingMail } from '../../src/mail/templates.js'
 
 /**
@@ -24,4 +25,14 @@ export async function waitForRow (store: Store, id: string, predicate: (row: Out
     if (Date.now() > deadline) throw new Error(`outbox row ${id} did not reach the expected state within ${ms} ms: ${JSON.stringify(row)}`)
     await sleep(25)
   }
+}
+
+/** A migrated store on a fresh database of its own, with no app (and so no sender) on it; closed at teardown. */
+export async function openStore (t: TestContext, values: Record<string, unknown> = {}): Promise<Store> {
+  const config = testConfig(t, values)
+  await prepareDatabase(t, config)
+  const store = await connect(config.databaseUrl, { poolMax: 4 })
+  t.teardown(async () => { await store.close() })
+  await store.migrate()
+  return store
 }
