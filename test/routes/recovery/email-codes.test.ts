@@ -107,3 +107,15 @@ t.test('an unknown address or an expired code is the same 400 invalid_otp', asyn
   t.equal(late.statusCode, 400)
   t.same(late.json(), INVALID_OTP)
 })
+
+t.test('concurrent wrong guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS: each is counted before it is compared', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app)
+  const code = await codeFor(app, user.email, 'login')
+  const wrong = Array.from({ length: 12 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0'))
+  const answers = await Promise.all(wrong.map(async (guess) => await post(app, '/auth/verify-otp', verify(user.email, guess, 'login'))))
+  t.same(answers.map((res) => res.statusCode), Array(12).fill(400))
+  const right = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
+  t.equal(right.statusCode, 400, 'the code was spent by the fifth wrong guess')
+  t.same(right.json(), INVALID_OTP)
+})
