@@ -124,11 +124,8 @@ export class MailSender {
     this.timer.unref()
   }
 
+  /** Only ever scheduled while no pass runs: `wake` during a pass asks the running one to go again. */
   private pass (): void {
-    if (this.running !== undefined) {
-      this.again = true
-      return
-    }
     this.running = this.loop().finally(() => {
       this.running = undefined
       this.schedule(this.again ? 0 : this.pollMs)

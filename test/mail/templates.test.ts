@@ -1,5 +1,5 @@
 import t from 'tap'
-import { emailCodeMail, escapeHtml, passwordChangedMail, passwordResetMail, securityNoticeMail } from '../../src/mail/templates.js'
+import { emailCodeMail, escapeHtml, passwordChangedMail, passwordResetMail, securityNoticeMail, testMail } from '../../src/mail/templates.js'
 
 t.test('the reset mail names the product, carries the link in both parts and nothing that tracks', async (t) => {
   const link = 'https://app.example.com/reset#token=abc&x=<script>'
@@ -31,4 +31,5 @@ t.test('code mails say what the code is for; values are escaped in HTML', async 
   t.equal(notice.subject, 'Security notice for your gatehouse account')
   t.match(notice.text, /^Two-factor sign-in was turned off/)
   t.equal(escapeHtml('&<>"\''), '&amp;&lt;&gt;&quot;&#39;')
+  t.equal(testMail({ to: 'ops@example.com' }).text, 'This is a test mail from gatehouse: mail delivery works.\n\n-- \ngatehouse\n')
 })

@@ -119,3 +119,31 @@ t.test('a wake delivers at once; without one the row waits for the next poll', a
   await smtp.waitForMail((m) => m.to === 'unwoken@example.com', 2000)
   t.equal(smtp.mails.length, 2, 'the pass the wake started took every due row')
 })
+
+t.test('database failures while reading, settling or pruning the outbox are logged once and never stop the sender', async (t) => {
+  const store = await openStore(t)
+  const smtp = await startCaptureServer(t)
+  const lines: Array<[string, string]> = []
+  const log = { info (fields: object, message: string) { lines.push(['info', message]) }, warn (fields: object, message: string) { lines.push(['warn', message]) } }
+  const claim = store.mailOutbox.claim.bind(store.mailOutbox)
+  let failures = 3
+  t.intercept(store.mailOutbox, 'claim', { value: async (options: Parameters<typeof claim>[0]) => { if (failures-- > 0) throw new Error('connection terminated'); return await claim(options) } })
+  t.intercept(store.mailOutbox, 'deleteSettledBefore', { value: async () => { throw new Error('connection terminated') } })
+  const markSent = store.mailOutbox.markSent.bind(store.mailOutbox)
+  let settleFailures = 1
+  t.intercept(store.mailOutbox, 'markSent', { value: async (...args: Parameters<typeof markSent>) => { if (settleFailures-- > 0) throw new Error('connection terminated'); return await markSent(...args) } })
+  const { mail, outcomes } = await sender(t, store, { port: smtp.port, log, leaseMs: 100 })
+  const id = await store.mailOutbox.enqueue(reset('db-trouble@example.com'))
+  mail.start()
+  await smtp.waitForMail()
+  // the first delivery could not be recorded: the lease brings the row back and it is sent again, then recorded
+  const row = await waitForRow(store, id, (r) => r.sentAt !== null)
+  t.equal(row.attempts, 2)
+  t.equal(smtp.mails.length, 2, 'an unrecorded delivery is repeated (at least once, never lost)')
+  t.same(outcomes, ['sent', 'sent'])
+  t.same(lines, [
+    ['warn', 'reading the mail outbox failed; retrying every poll'],
+    ['info', 'reading the mail outbox works again'],
+    ['warn', 'settling a mail outbox row failed']
+  ])
+})
