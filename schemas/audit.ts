@@ -15,7 +15,13 @@ export const AUDIT_EVENTS = [
   'password_change_failed',
   'user_created',
   'grants_changed',
-  'user_deleted'
+  'user_deleted',
+  'password_reset_requested',
+  'password_reset_completed',
+  'password_reset_failed',
+  'email_code_requested',
+  'email_code_failed',
+  'email_verified'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

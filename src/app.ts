@@ -9,6 +9,7 @@ import dbPlugin from '../plugins/db.js'
 import errorHandlerPlugin, { clientErrorHandler } from '../plugins/error-handler.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
+import mailPlugin from '../plugins/mail.js'
 import metricsPlugin from '../plugins/metrics.js'
 import noStorePlugin from '../plugins/no-store.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
@@ -22,11 +23,13 @@ import authRoutes from '../routes/auth.js'
 import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
 import metricsRoutes from '../routes/metrics.js'
+import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
 import reservedRoutes from '../routes/reserved.js'
 import verifyRoutes from '../routes/verify.js'
 import type { Config } from './config.js'
 import { lazyChildLoggerFactory } from './lazy-logger.js'
 import { loggerOptions, type LogStream } from './logger.js'
+import type { TransportOptions } from './mail/transport.js'
 
 export interface BuildOptions {
   /** a logger instance or options to use instead of the configured one (tests) */
@@ -35,6 +38,8 @@ export interface BuildOptions {
   logStream?: LogStream
   /** this instance's wall clock, ms since the epoch (tests set one that is off, as a real host's may be) */
   clock?: () => number
+  /** options of the SMTP transport (tests trust the CA of the self-signed certificate they made) */
+  mailTransport?: TransportOptions
 }
 
 /** The whole service, plugins then routes; it never listens (server.ts does). */
@@ -76,11 +81,12 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   }
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
-  await app.register(servicesPlugin)
+  await app.register(servicesPlugin, { mailTransport: options.mailTransport })
   // the observers of the services' events, then what keeps the revocation index
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
   await app.register(revocationsPlugin, { clock: options.clock ?? Date.now })
+  await app.register(mailPlugin)
   await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
   // before the routes: its onRoute hook collects them into the OpenAPI document
@@ -90,6 +96,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
   await app.register(authRoutes, { prefix: '/auth' })
+  // off (the default), their paths stay reserved: 501 on every method
+  if (config.passwordReset !== undefined) await app.register(passwordResetRoutes, { prefix: '/auth' })
+  if (config.emailOtp !== undefined) await app.register(emailCodeRoutes, { prefix: '/auth' })
   await app.register(reservedRoutes)
   await app.register(verifyRoutes)
   await app.register(apiRoutes, { prefix: '/api' })

@@ -2,6 +2,8 @@ import { join, resolve } from 'node:path'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from './config-error.js'
+import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
+import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
 import { resolveSecret } from './jwt-secret.js'
 import { parseTrustProxy } from './trust-proxy.js'
 
@@ -169,11 +171,13 @@ export const ConfigSchema = Type.Object({
     minLength: 16,
     maxLength: 1024,
     description: 'the Bearer token a scraper presents at `/metrics`; required (at least 16 characters) when `METRICS_ENABLED=true`'
-  }))
+  })),
+  ...MailSettingsSchema,
+  ...RecoveryConfigSchema
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config {
+export interface Config extends RecoveryConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -214,6 +218,8 @@ export interface Config {
   argon2: { memoryCost: number, timeCost: number, parallelism: number }
   tokenCacheSize: number
   metrics: { token: string } | undefined
+  /** SMTP_URL and MAIL_FROM (src/config-mail.ts) */
+  mail: MailConfig
 }
 
 export { ConfigError }
@@ -292,7 +298,9 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     logRequests: raw.LOG_REQUESTS,
     argon2: { memoryCost: raw.ARGON2_MEMORY_COST, timeCost: raw.ARGON2_TIME_COST, parallelism: raw.ARGON2_PARALLELISM },
     tokenCacheSize: raw.TOKEN_CACHE_SIZE,
-    metrics: metricsSettings(raw)
+    metrics: metricsSettings(raw),
+    mail: mailSettings(raw, production),
+    ...recoverySettings(raw, production)
   }
 }
 

@@ -2,7 +2,11 @@ import type { AuditSink } from '../audit.js'
 import { AuthService, type AuthThrottles } from '../auth.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
+import { MailSender } from '../mail/sender.js'
+import { createMailTransport, type TransportOptions } from '../mail/transport.js'
+import { SecretHasher } from '../one-time-secrets.js'
 import { PasswordHasher } from '../passwords.js'
+import { RecoveryService } from '../recovery.js'
 import { RevocationIndex } from '../revocations/revocation-index.js'
 import { SessionService } from '../sessions.js'
 import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../throttle.js'
@@ -23,6 +27,8 @@ export interface ServiceOptions {
   counters?: CounterStore
   /** the hub the services report to; a fresh one by default */
   events?: ServiceEvents
+  /** options of the SMTP transport (tests trust the CA of their self-signed certificate) */
+  mailTransport?: TransportOptions
 }
 
 export interface Services {
@@ -35,6 +41,14 @@ export interface Services {
   sessions: SessionService
   users: UserService
   auth: AuthService
+  /**
+   * Delivers the mail outbox (src/mail/sender.ts); `start` and `close` belong to whoever runs it
+   * (plugins/mail.ts for the server). After a transaction that enqueued mail has committed, call
+   * `mail.wake()` so it goes out at once rather than at the next poll.
+   */
+  mail: MailSender
+  /** password reset and email codes; the routes exist only with their switches on */
+  recovery: RecoveryService
   /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (the server calls it at start) */
   bootstrapAdmin (): Promise<void>
 }
@@ -44,7 +58,7 @@ export interface Services {
  * build them here, so a user is created by one code path whoever asks. Nothing starts running:
  * revocation loading and sync belong to src/revocations, listening to the server.
  */
-export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents() }: ServiceOptions): Promise<Services> {
+export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents(), mailTransport }: ServiceOptions): Promise<Services> {
   const hasher = await PasswordHasher.create(config.argon2, events)
   const tokens = new TokenIssuer(
     createTokenCodec(config.jwtSecret, config.jwtIssuer),
@@ -57,11 +71,13 @@ export async function createServices ({ config, store, log, counters = new Memor
   const sessions = new SessionService(store, tokens, revocations, config, audit)
   const users = new UserService(store, hasher, sessions, audit)
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
+  const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
+  const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log, () => { mail.wake() })
 
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, bootstrapAdmin }
+  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, mail, recovery, bootstrapAdmin }
 }
 
 /**

@@ -54,3 +54,15 @@ t.test('GET /openapi.json lints with no error and no warning under Redocly\'s re
 function summary (p: Problem): string {
   return `${p.severity} ${p.ruleId} ${p.location[0]?.pointer ?? ''}: ${p.message}`
 }
+
+t.test('with password reset and email codes on, the document still lints clean', async (t) => {
+  const app = await build(t, { ENABLE_PASSWORD_RESET: true, PASSWORD_RESET_URL: 'https://app.example.com/reset#token={token}', ENABLE_EMAIL_OTP: true })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const served = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/openapi.json`)
+  const file = join(tempDir(t), 'openapi.json')
+  const document = await served.json() as { paths: Record<string, unknown> }
+  t.ok(document.paths['/auth/verify-otp'], 'the recovery routes are in it')
+  writeFileSync(file, JSON.stringify(document))
+  const { problems, output } = await lint(file)
+  t.same(problems.map(summary), [], output)
+})
