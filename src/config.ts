@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import { authzConfig, AuthzSettings, type AuthzConfig } from './config-authz.js'
 import { ConfigError } from './config-error.js'
 import { resolveSecret } from './jwt-secret.js'
 import { parseTrustProxy } from './trust-proxy.js'
@@ -169,11 +170,12 @@ export const ConfigSchema = Type.Object({
     minLength: 16,
     maxLength: 1024,
     description: 'the Bearer token a scraper presents at `/metrics`; required (at least 16 characters) when `METRICS_ENABLED=true`'
-  }))
+  })),
+  ...AuthzSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config {
+export interface Config extends AuthzConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -292,7 +294,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     logRequests: raw.LOG_REQUESTS,
     argon2: { memoryCost: raw.ARGON2_MEMORY_COST, timeCost: raw.ARGON2_TIME_COST, parallelism: raw.ARGON2_PARALLELISM },
     tokenCacheSize: raw.TOKEN_CACHE_SIZE,
-    metrics: metricsSettings(raw)
+    metrics: metricsSettings(raw),
+    ...authzConfig(raw)
   }
 }
 

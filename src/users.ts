@@ -26,8 +26,8 @@ export function normalizeEmail (email: string): string {
 /** Grants in a request body are honoured only from a caller allowed to make them (docs/api.md#common-rules). */
 export function assertMayGrant (caller: Claims, changes: { roles?: string[] | undefined, isSuperuser?: boolean | undefined }): void {
   const admin = caller.is_superuser || caller.roles.includes('admin')
-  if (changes.roles !== undefined && !admin) throw new Forbidden()
-  if (changes.isSuperuser !== undefined && !caller.is_superuser) throw new Forbidden()
+  if (changes.roles !== undefined && !admin) throw new Forbidden('missing_role', ['admin'])
+  if (changes.isSuperuser !== undefined && !caller.is_superuser) throw new Forbidden('superuser_required')
 }
 
 /** Who asked for a change to an account, for the audit trail: the signed-in caller, or none (the command line). */
@@ -98,7 +98,7 @@ export class UserService {
     const [before, after] = await this.store.transaction(async (tx) => {
       const before = await tx.users.findById(id)
       if (before === undefined) throw new NotFound('User not found')
-      if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden()
+      if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden('superuser_required')
       const lost = losesGrant(before, changes)
       const after = await tx.users.update(id, changes, new Date().toISOString(), lost)
       if (after === undefined) throw new NotFound('User not found')
@@ -115,7 +115,7 @@ export class UserService {
     await this.store.transaction(async (tx) => {
       const user = await tx.users.findById(id)
       if (user === undefined) throw new NotFound('User not found')
-      if (user.isSuperuser && !caller.is_superuser) throw new Forbidden()
+      if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
       await this.sessions.revoke({ userId: id }, { reason: 'user_deleted', actorId: caller.user_id }, context, tx)
       await tx.users.delete(id)
     })

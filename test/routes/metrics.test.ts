@@ -76,6 +76,12 @@ t.test('GET /metrics with the token answers the Prometheus text format, zeros be
     'gatehouse_throttled_requests_total{limiter="login_failures"} 0',
     'gatehouse_throttled_requests_total{limiter="password_failures"} 0',
     'gatehouse_throttled_requests_total{limiter="other"} 0',
+    'gatehouse_access_denied_total{reason="missing_role"} 0',
+    'gatehouse_access_denied_total{reason="not_owner"} 0',
+    'gatehouse_access_denied_total{reason="superuser_required"} 0',
+    'gatehouse_access_denied_total{reason="csrf_rejected"} 0',
+    'gatehouse_access_denied_total{reason="registration_disabled"} 0',
+    'gatehouse_access_denied_total{reason="mfa_required"} 0',
     'gatehouse_revocation_index_size 0'
   ])
   t.match(res.body, /^# HELP gatehouse_login_attempts_total Sign-in attempts by outcome\n# TYPE gatehouse_login_attempts_total counter$/m)
@@ -118,6 +124,12 @@ t.test('login outcomes, refreshes, reuse, throttles, revocations and hashing are
     'gatehouse_throttled_requests_total{limiter="login_failures"} 1',
     'gatehouse_throttled_requests_total{limiter="password_failures"} 0',
     'gatehouse_throttled_requests_total{limiter="other"} 0',
+    'gatehouse_access_denied_total{reason="missing_role"} 0',
+    'gatehouse_access_denied_total{reason="not_owner"} 0',
+    'gatehouse_access_denied_total{reason="superuser_required"} 0',
+    'gatehouse_access_denied_total{reason="csrf_rejected"} 0',
+    'gatehouse_access_denied_total{reason="registration_disabled"} 0',
+    'gatehouse_access_denied_total{reason="mfa_required"} 0',
     'gatehouse_password_hash_duration_seconds_count{operation="hash"} 1',
     'gatehouse_password_hash_duration_seconds_count{operation="verify"} 5',
     'gatehouse_revocation_index_size 1'

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, buildFrom, createUser, login, testConfig } from '../../helper.js'
-import { FORBIDDEN, ISO } from '../../patterns.js'
+import { ISO, MISSING_ADMIN } from '../../patterns.js'
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const LOCAL = '127.0.0.1'
@@ -109,7 +109,7 @@ t.test('GET /api/audit is for admins: 401 without a token, 403 for a user, 200 f
 
   const denied = await audit(app, (await login(app, user)).access_token)
   t.equal(denied.statusCode, 403)
-  t.strictSame(denied.json(), FORBIDDEN)
+  t.strictSame(denied.json(), MISSING_ADMIN)
 
   const rootToken = (await login(app, root)).access_token
   const allowed = await audit(app, rootToken)
