@@ -22,7 +22,7 @@ export const ErrorResponse = Type.Object({
     message: Type.String()
   }))),
   request_id: Type.Optional(Type.String()),
-  reason: Type.Optional(Type.Unsafe<DenialReason>({ type: 'string', enum: [...DENIAL_REASONS], description: 'On every 403: why access was denied' })),
+  reason: Type.Optional(Type.String({ enum: [...DENIAL_REASONS], description: 'On every 403: why access was denied' })),
   required_roles: Type.Optional(Type.Array(Type.String(), { description: 'With `missing_role` (unless AUTHZ_DENIAL_DETAILS=false): any one of these roles would have passed' }))
 }, { $id: 'ErrorResponse', description: 'Every error: a title, a message, a stable code' })
 export type ErrorResponse = Static<typeof ErrorResponse>

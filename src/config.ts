@@ -66,7 +66,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 60000,
     description: 'milliseconds between reads of new revocations from the database when no Redis carries them: ' +
-      'unset means 250 on PostgreSQL or with `WORKERS` > 1, none for one process on SQLite; `0` never polls'
+      'unset means 250, on SQLite too, so a revocation made by another process (a worker, the command line) is heard; `0` never polls'
   })),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'the TCP port to listen on' }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'the address to listen on (`0.0.0.0` for every interface)' }),

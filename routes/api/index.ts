@@ -3,6 +3,7 @@ import { describeAccess } from '../../plugins/guard.js'
 import loginRoute from '../login.js'
 import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'
+import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import userRoutes from './users.js'
 
 /**
@@ -23,7 +24,9 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
       schema.description = schema.description === undefined ? access : `${schema.description}\n\n${access}`
     })
     await api.register(apiAuthRoutes, { prefix: '/auth' })
+    await api.register(ownSessionRoutes, { prefix: '/auth/sessions' })
     await api.register(userRoutes, { prefix: '/users' })
+    await api.register(userSessionRoutes, { prefix: '/users' })
     await api.register(auditRoutes, { prefix: '/audit' })
   })
 }

@@ -114,7 +114,8 @@ t.test('GET /api/audit is for admins: 401 without a token, 403 for a user, 200 f
   const rootToken = (await login(app, root)).access_token
   const allowed = await audit(app, rootToken)
   t.equal(allowed.statusCode, 200)
-  t.same((allowed.json() as { pagination: unknown }).pagination, { current_page: 1, per_page: 15, total: 2, last_page: 1, from: 1, to: 15 })
+  // two sign-ins and the user's refusal (access_denied)
+  t.same((allowed.json() as { pagination: unknown }).pagination, { current_page: 1, per_page: 15, total: 3, last_page: 1, from: 1, to: 15 })
 })
 
 t.test('GET /api/audit pages like /api/users and filters by user_id and event', async (t) => {
