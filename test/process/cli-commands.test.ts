@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { buildFrom, databaseEnv, login, STORE_KIND, TEST_SECRET, tempDir, testConfig, type TestContext } from '../helper.js'
 import { ISO, UUID } from '../patterns.js'
 import { cli, CLI_PASSWORD } from './cli-process.js'
+import { TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
 import { startServer } from './server-process.js'
 
 /*
@@ -156,11 +157,18 @@ t.test('a database that cannot be reached exits 1 with one line naming it, passw
   t.equal(run.stderr, 'gatehouse: database postgres://gatehouse:***@127.0.0.1:1/nowhere unreachable: connect ECONNREFUSED 127.0.0.1:1\n')
 })
 
-t.test('a session revoked and a role removed by the CLI are refused by a running server within one second', async (t) => {
-  const dataDir = tempDir(t)
-  const env = await envFor(t, dataDir)
-  t.equal((await cli(['user', 'create', '--email', 'bo@example.com', '--name', 'Bo', '--role', 'admin'], env, CLI_PASSWORD)).code, 0)
-  // a lone server with the defaults (no REVOCATION_POLL_MS, no Redis): SQLite in the first pass
+/** ms from now until `check` answers `refused`, or Infinity past two seconds */
+async function refusedWithin (check: () => Promise<number>, refused: number): Promise<number> {
+  const start = Date.now()
+  while (Date.now() - start < 2000) {
+    if (await check() === refused) return Date.now() - start
+    await sleep(20)
+  }
+  return Infinity
+}
+
+/** A real server on the CLI's database, stopped at teardown, and calls to it as bo@example.com. */
+async function runningServer (t: Test, env: Record<string, string>) {
   const server = startServer({ ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ARGON2_MEMORY_COST: '1024', ARGON2_TIME_COST: '1' })
   t.teardown(async () => {
     server.child.kill('SIGTERM')
@@ -168,19 +176,19 @@ t.test('a session revoked and a role removed by the CLI are refused by a running
   })
   const origin = (await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/))[1] ?? ''
   for (let waited = 0; (await fetch(`${origin}/health`)).status !== 200 && waited < 10_000; waited += 100) await sleep(100)
-  const signIn = async () => (await (await fetch(`${origin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bo@example.com', password: CLI_PASSWORD }) })).json()) as { access_token: string }
-  const me = async (token: string) => (await fetch(`${origin}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).status
-  const users = async (token: string) => (await fetch(`${origin}/api/users`, { headers: { authorization: `Bearer ${token}` } })).status
-
-  /** ms from the CLI's exit until the server refuses, or Infinity past two seconds */
-  async function refusedWithin (check: () => Promise<number>, refused: number): Promise<number> {
-    const start = Date.now()
-    while (Date.now() - start < 2000) {
-      if (await check() === refused) return Date.now() - start
-      await sleep(20)
-    }
-    return Infinity
+  return {
+    signIn: async () => (await (await fetch(`${origin}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bo@example.com', password: CLI_PASSWORD }) })).json()) as { access_token: string },
+    me: async (token: string) => (await fetch(`${origin}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).status,
+    users: async (token: string) => (await fetch(`${origin}/api/users`, { headers: { authorization: `Bearer ${token}` } })).status
   }
+}
+
+t.test('a session revoked and a role removed by the CLI are refused by a running server within one second', async (t) => {
+  const dataDir = tempDir(t)
+  const env = await envFor(t, dataDir)
+  t.equal((await cli(['user', 'create', '--email', 'bo@example.com', '--name', 'Bo', '--role', 'admin'], env, CLI_PASSWORD)).code, 0)
+  // a lone server with the defaults (no REVOCATION_POLL_MS, no Redis): SQLite in the first pass
+  const { signIn, me, users } = await runningServer(t, env)
 
   const first = await signIn()
   t.equal(await me(first.access_token), 200)
@@ -198,4 +206,24 @@ t.test('a session revoked and a role removed by the CLI are refused by a running
   const third = await signIn()
   t.equal(await me(third.access_token), 200)
   t.equal(await users(third.access_token), 403)
+})
+
+t.test('with REDIS_URL the CLI broadcasts its revocations: a server that does not poll refuses within one second', async (t) => {
+  const dataDir = tempDir(t)
+  const env = await envFor(t, dataDir)
+  t.equal((await cli(['user', 'create', '--email', 'bo@example.com', '--name', 'Bo'], env, CLI_PASSWORD)).code, 0)
+  const redis = { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: uniquePrefix(t) }
+  // subscribed to Redis and never polling: only the broadcast can tell it
+  const { signIn, me } = await runningServer(t, { ...env, ...redis, REVOCATION_POLL_MS: '0' })
+
+  // the negative control: a CLI without REDIS_URL only writes the database, which this server does not read
+  const unheard = await signIn()
+  t.equal((await cli(['sessions', 'revoke', '--user', 'bo@example.com'], env)).code, 0)
+  await sleep(1500)
+  t.equal(await me(unheard.access_token), 200, 'not broadcast, not heard')
+
+  const heard = await signIn()
+  t.equal((await cli(['sessions', 'revoke', '--user', 'bo@example.com'], { ...env, ...redis })).stdout, 'revoked 1 session of bo@example.com\n')
+  const after = await refusedWithin(async () => await me(heard.access_token), 401)
+  t.ok(after <= 1000, `refused ${after} ms after the CLI exited`)
 })
