@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import {
-  catalogueCode, catalogueEntry, DETAIL, MethodNotAllowed, NotFound, RateLimited, ValidationFailed, type ErrorCode
+  catalogueCode, catalogueEntry, denialOf, DETAIL, MethodNotAllowed, NotFound, RateLimited, ValidationFailed, type ErrorCode
 } from '../src/errors.js'
 import { IdParams } from '../schemas/common.js'
 import { toValidationFailed } from '../src/validation/index.js'
@@ -33,6 +33,8 @@ interface ErrorBody {
   errors?: Record<string, string[]>
   details?: ValidationFailed['details']
   request_id?: string
+  reason?: string
+  required_roles?: string[]
 }
 
 type Thrown = Error & { code?: string, statusCode?: number }
@@ -108,6 +110,17 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     return toValidationFailed((validateIdParams.errors ?? []) as never, 'params', { id }, withDetails, IdParams)
   }
 
+  const denialDetails = fastify.config.authzDenialDetails
+
+  /** A 403 says why (docs/api.md#why-access-was-denied); a missing grant is RFC 6750's insufficient_scope. */
+  function denied (reply: FastifyReply, body: ErrorBody, error: Thrown): ErrorBody {
+    const denial = denialOf(error)
+    if (denial === undefined) return body
+    const { reason, requiredRoles } = denial
+    if (reason === 'missing_role' || reason === 'superuser_required') reply.header('www-authenticate', 'Bearer realm="gatehouse", error="insufficient_scope"')
+    return requiredRoles !== undefined && denialDetails ? { ...body, reason, required_roles: requiredRoles } : { ...body, reason }
+  }
+
   function send (reply: FastifyReply, status: number, body: ErrorBody) {
     const challenge = status === 401 ? wwwAuthenticate(body.code as ErrorCode, body.message) : undefined
     if (challenge !== undefined) reply.header('www-authenticate', challenge)
@@ -133,7 +146,7 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     if (error instanceof RateLimited) reply.header('retry-after', String(error.retryAfter))
     const title = titleOf(code, status)
     if (error instanceof ValidationFailed) return send(reply, status, { error: title, message, code, errors: error.errors, details: error.details })
-    return send(reply, status, { error: title, message, code })
+    return send(reply, status, denied(reply, { error: title, message, code }, error))
   }
 
   function internalError (reply: FastifyReply, request: FastifyRequest) {

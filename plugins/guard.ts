@@ -31,11 +31,29 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The claims check, read from the route's declared access alone: undefined when the claims pass,
+ * else the refusal saying why (a role missing, or the user named in the path is someone else).
+ */
+export function denialFor (claims: Claims, access: RouteAccess | undefined, params: unknown): Forbidden | undefined {
+  if (claims.is_superuser || access === undefined) return undefined
+  if (access.self !== undefined && (params as Record<string, unknown>)[access.self] === claims.user_id) return undefined
+  if (access.roles?.some((role) => claims.roles.includes(role)) === true) return undefined
+  // "admin or the user themself", called by a user who is neither: about someone else
+  if (access.self !== undefined) return new Forbidden('not_owner')
+  return access.roles === undefined ? undefined : new Forbidden('missing_role', access.roles)
+}
+
 export function mayAccess (claims: Claims, access: RouteAccess | undefined, params: unknown): boolean {
-  if (claims.is_superuser || access === undefined) return true
-  if (access.self !== undefined && (params as Record<string, unknown>)[access.self] === claims.user_id) return true
-  if (access.roles === undefined) return access.self === undefined
-  return access.roles.some((role) => claims.roles.includes(role))
+  return denialFor(claims, access, params) === undefined
+}
+
+/** The route's declared access in words, for its OpenAPI description (the same declaration the guard reads). */
+export function describeAccess (access: RouteAccess | undefined): string {
+  if (access === undefined) return 'Access: any signed-in user.'
+  const roles = access.roles === undefined ? undefined : `the role${access.roles.length > 1 ? 's' : ''} ${access.roles.map((r) => `\`${r}\``).join(' or ')}`
+  if (access.self === undefined) return `Access: ${roles ?? 'any signed-in user'} (403 \`missing_role\` otherwise), or a superuser.`
+  return `Access: the user named by \`${access.self}\` themself${roles === undefined ? '' : `, ${roles}`} or a superuser (403 \`not_owner\` otherwise).`
 }
 
 export default fp(async function guardPlugin (fastify: FastifyInstance) {
@@ -63,7 +81,8 @@ export default fp(async function guardPlugin (fastify: FastifyInstance) {
       const claims = verifiedClaimsOf(request)
       if (claims === undefined) throw new TokenMissing()
       request.claims = claims
-      if (!mayAccess(claims, request.routeOptions.config.access, request.params)) throw new Forbidden()
+      const denied = denialFor(claims, request.routeOptions.config.access, request.params)
+      if (denied !== undefined) throw denied
       done()
     } catch (err) {
       done(err as Error)

@@ -17,6 +17,7 @@ const integer = { type: 'integer' } as const
 /** Headers the server adds on its own, published once under components.headers. */
 const HEADERS: Record<string, OpenAPI.HeaderObject> = {
   'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750 §3); absent when a password, not a token, was wrong', schema: { type: 'string' } },
+  'WWW-Authenticate-Scope': { description: 'On a 403 for a missing role or superuser: `Bearer realm="gatehouse", error="insufficient_scope"` (RFC 6750 §3.1)', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds until a new attempt may succeed', required: true, schema: integer },
   'Retry-After-Shed': { description: 'Retry-After: seconds to wait before trying again, when the request was shed under load', schema: integer },
   'RateLimit-Limit': { description: 'Requests allowed per window for this client address (IETF draft RateLimit header fields)', schema: integer },
@@ -47,6 +48,7 @@ function headersOf (status: string, rateLimited: boolean): Record<string, OpenAP
   // 503 has them when the database is away, not when under-pressure shed the request first (hence optional)
   if (rateLimited) for (const name of RATE_LIMIT_HEADERS) headers[name] = header(name)
   if (status === '401') headers['WWW-Authenticate'] = header('WWW-Authenticate')
+  if (status === '403') headers['WWW-Authenticate'] = header('WWW-Authenticate-Scope')
   if (status === '429') headers['Retry-After'] = header('Retry-After')
   if (status === '503') headers['Retry-After'] = header('Retry-After-Shed')
   return headers

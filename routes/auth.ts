@@ -41,7 +41,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const presented = refreshTokenOf(request, request.body)
     if (presented === undefined) throw new ValidationFailed({ refresh_token: ['The refresh_token field is required'] })
-    const pair = await sessions.refresh(presented.token, { ip: request.ip })
+    const pair = await sessions.refresh(presented.token, { ip: request.ip, userAgent: request.headers['user-agent'] })
     if (presented.fromCookie) reply.setAuthCookies(pair)
     return toTokenResponse(pair)
   })
@@ -103,7 +103,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     onRequest: (_request, _reply, done) => { done(config.enableRegister ? undefined : new RegistrationDisabled()) }
   }, async (request, reply) => {
     const { email, password, name, age } = request.body
-    const pair = await fastify.auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip })
+    const pair = await fastify.auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip, userAgent: request.headers['user-agent'] })
     return reply.code(201).send(toTokenResponse(pair))
   })
 }

@@ -78,7 +78,7 @@ export const emailCodeRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { email, code, purpose, remember } = request.body
-    const outcome = await recovery.verifyCode(email, code, purpose, { ip: request.ip })
+    const outcome = await recovery.verifyCode(email, code, purpose, { ip: request.ip, userAgent: request.headers['user-agent'] })
     if (outcome.purpose === 'verify_email') return { email_verified: true }
     if (remember === true) reply.setAuthCookies(outcome.pair)
     return toTokenResponse(outcome.pair)

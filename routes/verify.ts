@@ -37,7 +37,9 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
     try {
       claims = verifiedClaimsOf(request, originalMethod(request.headers, request.method))
       if (claims === undefined) throw new TokenMissing()
-      if (!meetsRoles(claims, (request.query as Record<string, unknown>).roles)) throw new Forbidden()
+      const roles = (request.query as Record<string, unknown>).roles
+      // only a failed check splits the list: the 403 names the roles asked for
+      if (!meetsRoles(claims, roles)) throw new Forbidden('missing_role', (roles as string).split(/[\s,]+/).filter(Boolean))
     } catch (err) {
       // an error body may reach a browser (Caddy and Traefik pass it on): it gets the API's headers
       reply.headers(securityHeaders)

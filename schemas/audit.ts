@@ -21,7 +21,9 @@ export const AUDIT_EVENTS = [
   'password_reset_failed',
   'email_code_requested',
   'email_code_failed',
-  'email_verified'
+  'email_verified',
+  'access_denied',
+  'session_revoked'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

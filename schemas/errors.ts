@@ -1,7 +1,15 @@
 import { STATUS_CODES } from 'node:http'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 
-/** Every error body (docs/api.md). `errors` only on 422, `request_id` only on 500. */
+/**
+ * Why a request was refused with 403: every such body names one. The first three are `forbidden`
+ * errors; `csrf_rejected` and `registration_disabled` are their own codes; `mfa_required` is kept
+ * for the second factor.
+ */
+export const DENIAL_REASONS = ['missing_role', 'not_owner', 'superuser_required', 'csrf_rejected', 'registration_disabled', 'mfa_required'] as const
+export type DenialReason = typeof DENIAL_REASONS[number]
+
+/** Every error body (docs/api.md). `errors` only on 422, `request_id` only on 500, `reason` on every 403. */
 export const ErrorResponse = Type.Object({
   error: Type.String(),
   message: Type.String(),
@@ -13,7 +21,9 @@ export const ErrorResponse = Type.Object({
     value: Type.String(),
     message: Type.String()
   }))),
-  request_id: Type.Optional(Type.String())
+  request_id: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String({ enum: [...DENIAL_REASONS], description: 'On every 403: why access was denied' })),
+  required_roles: Type.Optional(Type.Array(Type.String(), { description: 'With `missing_role` (unless AUTHZ_DENIAL_DETAILS=false): any one of these roles would have passed' }))
 }, { $id: 'ErrorResponse', description: 'Every error: a title, a message, a stable code' })
 export type ErrorResponse = Static<typeof ErrorResponse>
 

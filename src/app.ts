@@ -6,6 +6,7 @@ import configPlugin from '../plugins/config.js'
 import countersPlugin from '../plugins/counters.js'
 import cookiesPlugin from '../plugins/cookies.js'
 import dbPlugin from '../plugins/db.js'
+import denialsPlugin from '../plugins/denials.js'
 import errorHandlerPlugin, { clientErrorHandler } from '../plugins/error-handler.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
@@ -89,6 +90,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(mailPlugin)
   await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
+  await app.register(denialsPlugin)
   // before the routes: its onRoute hook collects them into the OpenAPI document
   await app.register(openapiPlugin)
 

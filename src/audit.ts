@@ -3,7 +3,11 @@ import { auditEventId, type AuditEntry, type AuditFilter } from './db/audit-even
 import type { Store } from './db/store.js'
 
 /** Where a request came from, for audit lines (never a token or a password). */
-export interface RequestContext { ip: string }
+export interface RequestContext {
+  ip: string
+  /** the User-Agent header, where a session records it (sign-in, refresh) */
+  userAgent?: string | undefined
+}
 
 /** The command line has no client address; its events say where they came from instead. */
 export const CLI_CONTEXT: RequestContext = { ip: 'cli' }

@@ -36,14 +36,14 @@ export class AuthService {
       // only over the hash just verified: a password changed meanwhile must not be reverted
       await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
     }
-    const pair = await this.sessions.start(user)
+    const pair = await this.sessions.start(user, context)
     this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair
   }
 
   async register (account: Omit<NewAccount, 'isSuperuser'>, context: RequestContext): Promise<TokenPair> {
     const user = await this.users.create({ ...account, isSuperuser: false })
-    const pair = await this.sessions.start(user)
+    const pair = await this.sessions.start(user, context)
     this.audit({ event: 'registered', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair
   }

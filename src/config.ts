@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import { authzConfig, AuthzSettings, type AuthzConfig } from './config-authz.js'
 import { ConfigError } from './config-error.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
@@ -67,7 +68,7 @@ export const ConfigSchema = Type.Object({
     minimum: 0,
     maximum: 60000,
     description: 'milliseconds between reads of new revocations from the database when no Redis carries them: ' +
-      'unset means 250 on PostgreSQL or with `WORKERS` > 1, none for one process on SQLite; `0` never polls'
+      'unset means 250, on SQLite too, so a revocation made by another process (a worker, the command line) is heard; `0` never polls'
   })),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535, description: 'the TCP port to listen on' }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1, description: 'the address to listen on (`0.0.0.0` for every interface)' }),
@@ -173,11 +174,12 @@ export const ConfigSchema = Type.Object({
     description: 'the Bearer token a scraper presents at `/metrics`; required (at least 16 characters) when `METRICS_ENABLED=true`'
   })),
   ...MailSettingsSchema,
-  ...RecoveryConfigSchema
+  ...RecoveryConfigSchema,
+  ...AuthzSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config extends RecoveryConfig {
+export interface Config extends RecoveryConfig, AuthzConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -300,7 +302,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     tokenCacheSize: raw.TOKEN_CACHE_SIZE,
     metrics: metricsSettings(raw),
     mail: mailSettings(raw, production),
-    ...recoverySettings(raw, production)
+    ...recoverySettings(raw, production),
+    ...authzConfig(raw)
   }
 }
 

@@ -1,4 +1,5 @@
 import createError from '@fastify/error'
+import type { DenialReason } from '../schemas/errors.js'
 
 /**
  * The error catalogue: every `code` a client can switch on, with its status and public message,
@@ -83,9 +84,26 @@ export const TokenInvalid = catalogued('token_invalid')
 export const TokenExpired = catalogued('token_expired')
 export const TokenRevoked = catalogued('token_revoked')
 export const RefreshTokenReused = catalogued('refresh_token_reused')
-export const Forbidden = catalogued('forbidden')
+/** 403 forbidden, with its reason and, for a missing role, the roles that would have passed. */
+export class Forbidden extends catalogued('forbidden') {
+  readonly reason: DenialReason
+  readonly requiredRoles: string[] | undefined
+  constructor (reason: 'missing_role' | 'not_owner' | 'superuser_required' | 'mfa_required' = 'missing_role', requiredRoles?: string[]) {
+    super()
+    this.reason = reason
+    this.requiredRoles = requiredRoles
+  }
+}
+
 export const CsrfRejected = catalogued('csrf_rejected')
 export const RegistrationDisabled = catalogued('registration_disabled')
+
+/** The reason a 403 carries (with the roles it lacked), or undefined for any other error. */
+export function denialOf (error: unknown): { reason: DenialReason, requiredRoles?: string[] | undefined } | undefined {
+  if (error instanceof Forbidden) return { reason: error.reason, requiredRoles: error.requiredRoles }
+  const code = catalogueCode(error)
+  return code === 'csrf_rejected' || code === 'registration_disabled' ? { reason: code } : undefined
+}
 export const NotFound = catalogued('not_found')
 export const MethodNotAllowed = catalogued('method_not_allowed')
 export const RequestTimeout = catalogued('request_timeout')

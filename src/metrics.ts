@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { AuditEvent } from './audit.js'
+import { DENIAL_REASONS } from '../schemas/errors.js'
 import { LIMITERS, MAIL_OUTCOMES, type Limiter, type ServiceEvents } from './services/events.js'
 
 /**
@@ -15,6 +16,7 @@ export class ServiceMetrics {
   private readonly reuses = new Counter({ name: 'gatehouse_refresh_reuse_detected_total', help: 'Spent refresh tokens presented after the grace interval (session revoked)', registers: [this.registry] })
   private readonly throttles = new Counter({ name: 'gatehouse_throttled_requests_total', help: 'Requests refused with 429, by limiter', labelNames: ['limiter'], registers: [this.registry] })
   private readonly mails = new Counter({ name: 'gatehouse_mail_deliveries_total', help: 'Outbox mails settled by the sender: sent, retried (an attempt failed) or abandoned', labelNames: ['outcome'], registers: [this.registry] })
+  private readonly denials = new Counter({ name: 'gatehouse_access_denied_total', help: 'Requests refused with 403, by reason', labelNames: ['reason'], registers: [this.registry] })
   private readonly hashing = new Histogram({
     name: 'gatehouse_password_hash_duration_seconds',
     help: 'argon2id time per operation',
@@ -35,12 +37,14 @@ export class ServiceMetrics {
     for (const outcome of ['success', 'failure', 'throttled']) this.logins.inc({ outcome }, 0)
     for (const limiter of LIMITERS) this.throttles.inc({ limiter }, 0)
     for (const outcome of MAIL_OUTCOMES) this.mails.inc({ outcome }, 0)
+    for (const reason of DENIAL_REASONS) this.denials.inc({ reason }, 0)
   }
 
   /** Counts what the services report: argon2 times, refusals by limiter, audit events, mail deliveries. */
   observe (events: ServiceEvents): void {
     events.on('password', ({ operation, seconds }) => { this.hashing.observe({ operation }, seconds) })
     events.on('throttled', ({ limiter }) => { this.throttled(limiter) })
+    events.on('denied', ({ reason }) => { this.denials.inc({ reason }) })
     events.on('audit', ({ record }) => { this.audited(record.event) })
     events.on('mail', ({ outcome }) => { this.mails.inc({ outcome }) })
   }

@@ -160,7 +160,7 @@ export class RecoveryService {
     }
     // the second-factor seam (src/second-factor.ts): with TOTP this becomes the mfa_required challenge
     await secondFactorOf(user)
-    const pair = await this.sessions.start(user, 'email')
+    const pair = await this.sessions.start(user, context, 'email')
     this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: 'email code' }, context)
     return { purpose, pair }
   }

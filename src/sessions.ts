@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import type { AuditSink, RequestContext } from './audit.js'
+import { CLI_CONTEXT, type AuditSink, type RequestContext } from './audit.js'
 import type { RevocationTarget, Session } from './db/sessions.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
-import { InvalidCredentials, RefreshTokenReused, TokenExpired, TokenRevoked } from './errors.js'
+import { InvalidCredentials, NotFound, RefreshTokenReused, TokenExpired, TokenRevoked } from './errors.js'
 import type { RevocationIndex } from './revocations/revocation-index.js'
 import { signInStrength, strengthOf, type AuthStrength, type Claims, type SignInMethod, type TokenIssuer } from './tokens.js'
 
@@ -38,6 +38,43 @@ const REVOCATION_MARGIN_MS = 1000
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
+/** A User-Agent is kept to this many characters: enough to tell browsers apart, bounded in every row. */
+export const USER_AGENT_MAX = 256
+
+/** The client a session records: its address (none from the command line) and a bounded User-Agent. */
+function clientOf (context: RequestContext | undefined): { ip: string | null, userAgent: string | null } {
+  const ip = context === undefined || context.ip === CLI_CONTEXT.ip ? null : context.ip
+  const userAgent = context?.userAgent
+  return { ip, userAgent: userAgent === undefined || userAgent === '' ? null : userAgent.slice(0, USER_AGENT_MAX) }
+}
+
+/** A session as its owner (or an admin) may see it: never a token. */
+export interface SessionView {
+  id: string
+  createdAt: string
+  lastUsedAt: string
+  expiresAt: string
+  ip: string | null
+  userAgent: string | null
+  aal: string
+  amr: string[]
+}
+
+/** The strength of the sign-in, from the session's refresh claims; sessions from before those claims were password sign-ins. */
+function viewOf (session: Session): SessionView {
+  const claims = JSON.parse(session.refreshClaims) as { aal?: unknown, amr?: unknown }
+  return {
+    id: session.id,
+    createdAt: session.createdAt,
+    lastUsedAt: session.lastUsedAt,
+    expiresAt: session.expiresAt,
+    ip: session.ip,
+    userAgent: session.userAgent,
+    aal: typeof claims.aal === 'string' ? claims.aal : 'aal1',
+    amr: Array.isArray(claims.amr) ? claims.amr.filter((m): m is string => typeof m === 'string') : ['pwd']
+  }
+}
+
 /** Sessions: starting one, rotating its refresh token, and revoking it (docs/api.md#tokens-and-sessions). */
 export class SessionService {
   constructor (
@@ -54,8 +91,9 @@ export class SessionService {
    * with wrong credentials: its check no longer holds, and the change's revocation is over.
    * `method` is how the user proved who they are (the tokens' `amr`).
    */
-  async start (user: User, method: SignInMethod = 'pwd'): Promise<TokenPair> {
-    const now = Math.floor(Date.now() / 1000)
+  async start (user: User, context?: RequestContext, method: SignInMethod = 'pwd'): Promise<TokenPair> {
+    const nowMs = Date.now()
+    const now = Math.floor(nowMs / 1000)
     const sessionId = randomUUID()
     const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge, signInStrength(method, now))
     const access = this.accessFor(refresh, now)
@@ -64,10 +102,12 @@ export class SessionService {
       userId: user.id,
       refreshJti: refresh.jti,
       refreshClaims: JSON.stringify(refresh),
-      createdAt: iso(now * 1000),
+      // to the millisecond, so the listing's newest-first order holds for sign-ins within a second
+      createdAt: iso(nowMs),
       signedInAt: iso(now * 1000),
       expiresAt: iso(refresh.exp * 1000),
-      accessExpiresAt: iso(access.exp * 1000)
+      accessExpiresAt: iso(access.exp * 1000),
+      ...clientOf(context)
     }, user.credentialsVersion)
     if (!stored) throw new InvalidCredentials()
     return this.pair(user, refresh, access)
@@ -101,7 +141,8 @@ export class SessionService {
         refreshClaims: JSON.stringify(next),
         now: iso(nowMs),
         expiresAt: iso(next.exp * 1000),
-        accessExpiresAt: iso(access.exp * 1000)
+        accessExpiresAt: iso(access.exp * 1000),
+        ...clientOf(context)
       })
       if (rotated) {
         this.audit({ event: 'refreshed', actorId: user.id, userId: user.id, sessionId: session.id }, context)
@@ -140,12 +181,29 @@ export class SessionService {
    * Given a transaction's store, the index learns of them before the commit; should that
    * transaction roll back, tokens are refused that need not be, which is the safe way to err.
    */
-  async revoke (target: RevocationTarget, { reason, actorId }: RevocationCause, context: RequestContext, store: Store = this.store): Promise<void> {
+  async revoke (target: RevocationTarget, { reason, actorId }: RevocationCause, context: RequestContext, store: Store = this.store): Promise<number> {
     const revoked = await store.sessions.revoke(target, reason, iso(Date.now()), REVOCATION_MARGIN_MS)
     for (const { sessionId, revocationExpiresAt } of revoked) this.index.add(sessionId, Date.parse(revocationExpiresAt))
-    if (revoked.length > 0 && !('sessionId' in target)) {
+    const first = revoked[0]
+    if (first !== undefined && !('sessionId' in target)) {
       this.audit({ event: 'sessions_revoked', actorId, userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
+    } else if (first !== undefined && target.userId !== undefined) {
+      this.audit({ event: 'session_revoked', actorId, userId: first.userId, sessionId: first.sessionId, detail: reason }, context)
     }
+    return revoked.length
+  }
+
+  /** A user's live sessions, newest first, as they may be shown (docs/api.md#sessions). */
+  async list (userId: string): Promise<SessionView[]> {
+    return (await this.store.sessions.listLive(userId, iso(Date.now()))).map(viewOf)
+  }
+
+  /**
+   * Ends one session of the user's. Another user's session, one already over and an unknown id
+   * are all not_found, alike, so session ids of others cannot be probed.
+   */
+  async revokeOwn (userId: string, sessionId: string, cause: RevocationCause, context: RequestContext): Promise<void> {
+    if (await this.revoke({ sessionId, userId }, cause, context) === 0) throw new NotFound('Session not found')
   }
 
   /** A refresh token must be the session's current one, or the one just spent within the grace interval. */

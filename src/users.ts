@@ -26,9 +26,18 @@ export function normalizeEmail (email: string): string {
 /** Grants in a request body are honoured only from a caller allowed to make them (docs/api.md#common-rules). */
 export function assertMayGrant (caller: Claims, changes: { roles?: string[] | undefined, isSuperuser?: boolean | undefined }): void {
   const admin = caller.is_superuser || caller.roles.includes('admin')
-  if (changes.roles !== undefined && !admin) throw new Forbidden()
-  if (changes.isSuperuser !== undefined && !caller.is_superuser) throw new Forbidden()
+  if (changes.roles !== undefined && !admin) throw new Forbidden('missing_role', ['admin'])
+  if (changes.isSuperuser !== undefined && !caller.is_superuser) throw new Forbidden('superuser_required')
 }
+
+/**
+ * Who changes grants or deletes an account: a signed-in caller's claims, or the command line's
+ * operator (no user id, every power: whoever can run it can already write the database).
+ */
+export interface Actor { user_id?: string | undefined, is_superuser: boolean }
+
+/** The command line's operator. */
+export const OPERATOR: Actor = { is_superuser: true }
 
 /** Who asked for a change to an account, for the audit trail: the signed-in caller, or none (the command line). */
 export interface Requester { actorId?: string | undefined, context: RequestContext }
@@ -84,6 +93,26 @@ export class UserService {
     return await this.store.users.findById(id)
   }
 
+  async findByEmail (email: string): Promise<User | undefined> {
+    return await this.store.users.findByEmail(normalizeEmail(email))
+  }
+
+  /**
+   * Sets a new password without the current one (the command line, like a reset): every session
+   * of the user ends in the same transaction. The hash is made before the transaction opens.
+   * Returns how many sessions ended.
+   */
+  async setPassword (id: string, password: string, requester: Requester): Promise<number> {
+    const passwordHash = await this.hasher.hash(password)
+    const revoked = await this.store.transaction(async (tx) => {
+      if (await tx.users.findById(id) === undefined) throw new NotFound('User not found')
+      await tx.users.setPasswordHash(id, passwordHash, new Date().toISOString())
+      return await this.sessions.revoke({ userId: id }, { reason: 'password_set', actorId: requester.actorId }, requester.context, tx)
+    })
+    this.audit({ event: 'password_changed', actorId: requester.actorId, userId: id, detail: 'set without the current password' }, requester.context)
+    return revoked
+  }
+
   async list (page: number, perPage: number): Promise<UserPage> {
     const [users, total] = await Promise.all([
       this.store.users.list(perPage, (page - 1) * perPage),
@@ -93,12 +122,12 @@ export class UserService {
   }
 
   /** Only a superuser may change a superuser's grants: an admin cannot demote the one above it. */
-  async update (id: string, changes: UserChanges, caller: Claims, context: RequestContext): Promise<User> {
+  async update (id: string, changes: UserChanges, caller: Actor, context: RequestContext): Promise<User> {
     const actorId = caller.user_id
     const [before, after] = await this.store.transaction(async (tx) => {
       const before = await tx.users.findById(id)
       if (before === undefined) throw new NotFound('User not found')
-      if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden()
+      if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden('superuser_required')
       const lost = losesGrant(before, changes)
       const after = await tx.users.update(id, changes, new Date().toISOString(), lost)
       if (after === undefined) throw new NotFound('User not found')
@@ -111,11 +140,11 @@ export class UserService {
   }
 
   /** Deletes the user and revokes every session of theirs in the same transaction. */
-  async delete (id: string, caller: Claims, context: RequestContext): Promise<void> {
+  async delete (id: string, caller: Actor, context: RequestContext): Promise<void> {
     await this.store.transaction(async (tx) => {
       const user = await tx.users.findById(id)
       if (user === undefined) throw new NotFound('User not found')
-      if (user.isSuperuser && !caller.is_superuser) throw new Forbidden()
+      if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
       await this.sessions.revoke({ userId: id }, { reason: 'user_deleted', actorId: caller.user_id }, context, tx)
       await tx.users.delete(id)
     })

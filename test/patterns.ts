@@ -13,6 +13,14 @@ export const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/
 export const BAD_LOGIN = { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' }
 export const EXPIRED = { error: 'Unauthorized', message: 'The token has expired', code: 'token_expired' }
 export const FORBIDDEN = { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden' }
+/** 403s by reason (docs/api.md#why-access-was-denied) */
+export const MISSING_ADMIN = { ...FORBIDDEN, reason: 'missing_role', required_roles: ['admin'] }
+export const NOT_OWNER = { ...FORBIDDEN, reason: 'not_owner' }
+export const SUPERUSER_REQUIRED = { ...FORBIDDEN, reason: 'superuser_required' }
+export const CSRF_REJECTED = { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected', reason: 'csrf_rejected' }
+export const REGISTRATION_DISABLED = { error: 'Forbidden', message: 'Registration is disabled', code: 'registration_disabled', reason: 'registration_disabled' }
+/** the challenge of a 403 for a missing role or superuser */
+export const INSUFFICIENT_SCOPE = 'Bearer realm="gatehouse", error="insufficient_scope"'
 export const NOT_FOUND = { error: 'Not Found', message: 'User not found', code: 'not_found' }
 export const RATE_LIMITED = { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' }
 export const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }

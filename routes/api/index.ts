@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify'
+import { describeAccess } from '../../plugins/guard.js'
 import loginRoute from '../login.js'
 import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'
+import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import userRoutes from './users.js'
 
 /**
@@ -13,8 +15,18 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoute, { prefix: '/auth' })
   await fastify.register(async function guarded (api) {
     api.addHook('onRequest', api.apiGuard)
+    // the declared access the guard reads is also what the document tells a reader
+    api.addHook('onRoute', (route) => {
+      const schema = route.schema as { description?: string } | undefined
+      // a HEAD route shares its GET's schema: described once
+      if (schema === undefined || schema.description?.includes('Access: ') === true) return
+      const access = describeAccess(route.config?.access)
+      schema.description = schema.description === undefined ? access : `${schema.description}\n\n${access}`
+    })
     await api.register(apiAuthRoutes, { prefix: '/auth' })
+    await api.register(ownSessionRoutes, { prefix: '/auth/sessions' })
     await api.register(userRoutes, { prefix: '/users' })
+    await api.register(userSessionRoutes, { prefix: '/users' })
     await api.register(auditRoutes, { prefix: '/audit' })
   })
 }

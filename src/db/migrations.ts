@@ -138,6 +138,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('one_time_secrets_user_id_purpose').on('one_time_secrets').columns(['user_id', 'purpose']).execute()
       await db.schema.createIndex('one_time_secrets_expires_at').on('one_time_secrets').column('expires_at').execute()
     }
+  },
+  '0011_sessions_client': {
+    async up (db: Kysely<unknown>) {
+      // where a session was last used from, and when: written at sign-in and refresh, never per request
+      await db.schema.alterTable('sessions').addColumn('ip', 'text').execute()
+      await db.schema.alterTable('sessions').addColumn('user_agent', 'text').execute()
+      await db.schema.alterTable('sessions').addColumn('last_used_at', 'text', (c) => c.notNull().defaultTo('')).execute()
+      // existing sessions were last used at their last rotation, or their sign-in; their client is unknown
+      await sql`update sessions set last_used_at = coalesce(rotated_at, created_at)`.execute(db)
+    }
   }
 }
 
@@ -167,13 +177,14 @@ function revocationSequence (kind: 'sqlite' | 'postgres'): Migration {
   }
 }
 
-export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'postgres' = 'sqlite'): Promise<string[]> {
+/** Applies every migration not applied yet, or (`target`: tests of a migration) those up to that one. */
+export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'postgres' = 'sqlite', target?: string): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => ({ ...migrations, '0007_revocation_sequence': revocationSequence(kind) }) },
     ...(kind === 'postgres' && { migrationTableSchema: await currentSchema(db) })
   })
-  const { error, results = [] } = await migrator.migrateToLatest()
+  const { error, results = [] } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target)
   if (error) throw error
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

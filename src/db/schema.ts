@@ -38,6 +38,12 @@ export interface SessionsTable {
   /** the latest `exp` of an access token issued for the session (a revocation lasts until then) */
   access_expires_at: string
   revoked_at: string | null
+  /** the client address at sign-in or the last refresh (as the rate limiter sees it) */
+  ip: string | null
+  /** the User-Agent then, cut to a bound */
+  user_agent: string | null
+  /** the sign-in or the last refresh: never written per request */
+  last_used_at: string
 }
 
 export interface RevocationsTable {

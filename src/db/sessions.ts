@@ -18,9 +18,14 @@ export interface Session {
   /** the latest `exp` of an access token issued for this session: no token of it lives longer */
   accessExpiresAt: string
   revokedAt: string | null
+  /** the client at sign-in or the last refresh */
+  ip: string | null
+  userAgent: string | null
+  /** the sign-in or the last refresh */
+  lastUsedAt: string
 }
 
-export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'signedInAt' | 'expiresAt' | 'accessExpiresAt'>
+export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'signedInAt' | 'expiresAt' | 'accessExpiresAt' | 'ip' | 'userAgent'>
 
 function toSession (row: SessionRow): Session {
   return {
@@ -34,7 +39,10 @@ function toSession (row: SessionRow): Session {
     signedInAt: row.signed_in_at,
     expiresAt: row.expires_at,
     accessExpiresAt: row.access_expires_at,
-    revokedAt: row.revoked_at
+    revokedAt: row.revoked_at,
+    ip: row.ip,
+    userAgent: row.user_agent,
+    lastUsedAt: row.last_used_at
   }
 }
 
@@ -46,11 +54,14 @@ export interface Rotation {
   now: string
   expiresAt: string
   accessExpiresAt: string
+  ip: string | null
+  userAgent: string | null
 }
 
 /** Which sessions a revocation ends. */
 export type RevocationTarget =
-  | { sessionId: string }
+  /** one session; with `userId`, only if it is that user's */
+  | { sessionId: string, userId?: string }
   | { userId: string, exceptSessionId?: string }
 
 export interface RevokedSession {
@@ -87,13 +98,16 @@ export class SessionRepository {
         eb.val(session.createdAt).as('created_at'),
         eb.val(session.signedInAt).as('signed_in_at'),
         eb.val(session.expiresAt).as('expires_at'),
-        eb.val(session.accessExpiresAt).as('access_expires_at')
+        eb.val(session.accessExpiresAt).as('access_expires_at'),
+        eb.val(session.ip).as('ip'),
+        eb.val(session.userAgent).as('user_agent'),
+        eb.val(session.createdAt).as('last_used_at')
       ])
       .where('users.id', '=', session.userId)
       .where('users.credentials_version', '=', credentialsVersion)
     if (this.lockUsers) source = source.forShare()
     const result = await this.db.insertInto('sessions')
-      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'signed_in_at', 'expires_at', 'access_expires_at'])
+      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'signed_in_at', 'expires_at', 'access_expires_at', 'ip', 'user_agent', 'last_used_at'])
       .expression(source)
       .executeTakeFirst()
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
@@ -108,7 +122,7 @@ export class SessionRepository {
    * Compare-and-set on the current jti, so of two refreshes racing with one token exactly one
    * rotates; the other sees `false` and takes the grace path.
    */
-  async rotate ({ sessionId, fromJti, toJti, refreshClaims, now, expiresAt, accessExpiresAt }: Rotation): Promise<boolean> {
+  async rotate ({ sessionId, fromJti, toJti, refreshClaims, now, expiresAt, accessExpiresAt, ip, userAgent }: Rotation): Promise<boolean> {
     const result = await this.db.updateTable('sessions')
       .set({
         refresh_jti: toJti,
@@ -116,7 +130,10 @@ export class SessionRepository {
         previous_jti: fromJti,
         rotated_at: now,
         expires_at: expiresAt,
-        access_expires_at: latestAccess(accessExpiresAt)
+        access_expires_at: latestAccess(accessExpiresAt),
+        ip,
+        user_agent: userAgent,
+        last_used_at: now
       })
       .where('id', '=', sessionId)
       .where('refresh_jti', '=', fromJti)
@@ -144,6 +161,7 @@ export class SessionRepository {
       let query = trx.updateTable('sessions').set({ revoked_at: now }).where('revoked_at', 'is', null)
       if ('sessionId' in target) {
         query = query.where('id', '=', target.sessionId)
+        if (target.userId !== undefined) query = query.where('user_id', '=', target.userId)
       } else {
         query = query.where('user_id', '=', target.userId)
         if (target.exceptSessionId !== undefined) query = query.where('id', '!=', target.exceptSessionId)
@@ -162,6 +180,18 @@ export class SessionRepository {
       return revoked
     }
     return this.db.isTransaction ? await run(this.db) : await this.db.transaction().execute(run)
+  }
+
+  /** A user's live sessions (not revoked, not expired), newest first. */
+  async listLive (userId: string, now: string): Promise<Session[]> {
+    const rows = await this.db.selectFrom('sessions').selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute()
+    return rows.map(toSession)
   }
 
   /** Expired sessions can neither refresh nor hold a live access token. */

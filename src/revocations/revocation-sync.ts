@@ -37,6 +37,16 @@ const MAX_UNSENT = 10_000
 
 interface Message { session_id: string, expires_at: number }
 
+/** The pub/sub channel of revocations under REDIS_PREFIX. */
+export function revocationChannel (prefix: string): string {
+  return `${prefix}revocations`
+}
+
+/** A revocation as it travels on the channel (the command line publishes the same). */
+export function revocationMessage (sessionId: string, expiresAt: number): string {
+  return JSON.stringify({ session_id: sessionId, expires_at: expiresAt } satisfies Message)
+}
+
 /**
  * Keeps every instance's revocation index true (docs/api.md#revocation: refused everywhere within a second,
  * no database read per request). A revocation made here is published; one published elsewhere
@@ -145,7 +155,7 @@ export class RevocationSync {
       this.keep(message)
       return
     }
-    publisher.publish(channel, JSON.stringify(message)).catch(() => { this.keep(message) })
+    publisher.publish(channel, revocationMessage(message.session_id, message.expires_at)).catch(() => { this.keep(message) })
   }
 
   private keep (message: Message): void {

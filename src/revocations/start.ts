@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
 import type { RevocationIndex } from './revocation-index.js'
-import { RevocationSync, type SyncLogger } from './revocation-sync.js'
+import { revocationChannel, RevocationSync, type SyncLogger } from './revocation-sync.js'
 
 const PRUNE_INTERVAL_MS = 60_000
 // four times a second: a revocation reaches every instance well within the second allowed,
@@ -32,10 +32,11 @@ export async function startRevocations ({ index, store, config, log, redis, cloc
     index,
     source: store.revocations,
     log,
-    redis: redis && config.redisUrl ? { publisher: redis, url: config.redisUrl, channel: `${config.redisPrefix}revocations` } : undefined,
+    redis: redis && config.redisUrl ? { publisher: redis, url: config.redisUrl, channel: revocationChannel(config.redisPrefix) } : undefined,
     pollMs: config.revocationPollMs ?? DEFAULT_POLL_MS,
-    // PostgreSQL is shared by nature, and so is one SQLite file under WORKERS > 1
-    pollWithoutRedis: config.revocationPollMs !== undefined || store.kind === 'postgres' || config.workers > 1
+    // every database is shared: PostgreSQL by nature, a SQLite file with WORKERS > 1 and with the
+    // command line, whose revocations a lone server must hear as well (REVOCATION_POLL_MS=0 opts out)
+    pollWithoutRedis: true
   })
   await sync.start()
 

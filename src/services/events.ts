@@ -1,3 +1,4 @@
+import type { DenialReason } from '../../schemas/errors.js'
 import type { AuditRecord, RequestContext } from '../audit.js'
 
 /**
@@ -13,6 +14,8 @@ export interface ServiceEventMap {
   password: { operation: 'hash' | 'verify', seconds: number }
   /** a request was refused by a limit */
   throttled: { limiter: Limiter }
+  /** a request was refused with 403, for this reason */
+  denied: { reason: DenialReason }
   /** a security event */
   audit: { record: AuditRecord, context: RequestContext }
   /** the mail sender settled an outbox row: delivered, to be tried again, or given up */
@@ -31,7 +34,7 @@ export type ServiceEventListener<K extends ServiceEventName> = (event: ServiceEv
  * listener an emit is a loop over an empty array.
  */
 export class ServiceEvents {
-  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], audit: [], mail: [] }
+  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], denied: [], audit: [], mail: [] }
 
   on<K extends ServiceEventName> (name: K, listener: ServiceEventListener<K>): void {
     this.listeners[name].push(listener)

@@ -41,6 +41,11 @@ const STATUSES: Record<string, number[]> = {
   'GET /auth/verify': [200, 400, 401, 403, 422, 500, 503],
   'TRACE /auth/verify': [200, 400, 401, 403, 422, 500, 503],
   ...Object.fromEntries(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => [`${m} /auth/verify`, [200, 400, 401, 403, 413, 415, 422, 500, 503]])),
+  'GET /api/auth/sessions': [200, 400, 401, 500, 503],
+  'DELETE /api/auth/sessions': [200, 400, 401, 403, 413, 415, 500, 503],
+  'DELETE /api/auth/sessions/{id}': [204, 400, 401, 403, 404, 413, 415, 422, 500, 503],
+  'GET /api/users/{id}/sessions': [200, 400, 401, 403, 404, 422, 500, 503],
+  'DELETE /api/users/{id}/sessions': [200, 400, 401, 403, 404, 413, 415, 422, 500, 503],
   'GET /openapi.json': [200, 400, 500, 503],
   'GET /docs': [200, 400, 500, 503]
 }
@@ -131,7 +136,7 @@ t.test('operationIds are unique and tags are declared', async (t) => {
   const ids = [...operationsOf(document).values()].map((operation) => operation.operationId)
   t.equal(new Set(ids).size, ids.length)
   const declared = (document.tags ?? []).map((tag) => tag.name).sort()
-  t.same(declared, ['audit', 'auth', 'docs', 'health', 'reserved', 'users'])
+  t.same(declared, ['audit', 'auth', 'docs', 'health', 'reserved', 'sessions', 'users'])
   const used = new Set([...operationsOf(document).values()].flatMap((operation) => operation.tags ?? []))
   t.same([...used].sort(), declared)
   const operations = operationsOf(document)
@@ -148,7 +153,8 @@ t.test('the security schemes are bearerAuth, cookieAuth and refreshCookie, requi
     refreshCookie: { type: 'apiKey', in: 'cookie', name: 'refresh_token', description: 'The HTTP-only refresh_token cookie, path /auth (needs a trusted Origin unless a Bearer header is sent)' }
   })
   const verify = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'].map((m) => `${m} /auth/verify`)
-  const secured = [...verify, 'GET /auth/me', 'POST /api/auth/change-password', 'GET /api/users', 'POST /api/users', 'GET /api/users/{id}', 'PUT /api/users/{id}', 'DELETE /api/users/{id}', 'GET /api/audit']
+  const secured = [...verify, 'GET /auth/me', 'POST /api/auth/change-password', 'GET /api/users', 'POST /api/users', 'GET /api/users/{id}', 'PUT /api/users/{id}', 'DELETE /api/users/{id}', 'GET /api/audit',
+    'GET /api/auth/sessions', 'DELETE /api/auth/sessions', 'DELETE /api/auth/sessions/{id}', 'GET /api/users/{id}/sessions', 'DELETE /api/users/{id}/sessions']
   // a credential that may be left out (the refresh token in the body instead; nothing at all to sign out locally)
   const optional: Record<string, unknown> = {
     'POST /auth/refresh': [{ refreshCookie: [] }, {}],
@@ -180,5 +186,5 @@ t.test('401 carries WWW-Authenticate and 429 carries Retry-After; the response b
   const shed = login?.responses?.['503'] as OpenAPI.ResponseObject
   t.same(Object.keys(shed.headers ?? {}), [...rateLimit, 'Retry-After'])
   t.same(document.components?.schemas?.ErrorResponse?.required, ['error', 'message', 'code'])
-  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse', 'User', 'PaginationMeta', 'UserList', 'TokenResponse', 'AuditEvent', 'AuditList', 'Message'])
+  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse', 'User', 'PaginationMeta', 'UserList', 'TokenResponse', 'AuditEvent', 'AuditList', 'Message', 'Session', 'SessionList', 'RevokedSessions'])
 })

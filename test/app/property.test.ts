@@ -18,7 +18,7 @@ import { buildFrom, createUser, PASSWORD, TEST_SECRET, testConfig } from '../hel
 const NUM_RUNS = 400
 const SEED = process.env.FC_SEED === undefined ? Date.now() ^ (Math.random() * 0x100000000) : Number(process.env.FC_SEED)
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
-const ALLOWED_KEYS = new Set(['error', 'message', 'code', 'errors', 'details'])
+const ALLOWED_KEYS = new Set(['error', 'message', 'code', 'errors', 'details', 'reason', 'required_roles'])
 
 /** Text that only a leaked stack or framework internals would put in a body. */
 const LEAKS = [/\n\s*at \S/, /\bat \S+ \([^)]*:\d+:\d+\)/, /\.[cm]?[jt]s:\d+/, /\b\w*Error: /, /node:internal/, /node_modules/, /\bFST_\w+/, /\bstatusCode\b/]
@@ -263,6 +263,7 @@ t.test('no request to any route gets a 5xx, a non-ErrorResponse error, a leaked 
     if (extra.length > 0) throw new Error(`unexpected keys ${extra.join()}: ${where}`)
     if ((parsed.errors !== undefined) !== (res.statusCode === 422)) throw new Error(`errors must be present on 422 only: ${where}`)
     if (parsed.details !== undefined && res.statusCode !== 422) throw new Error(`details on a ${res.statusCode}: ${where}`)
+    if ((parsed.reason !== undefined) !== (res.statusCode === 403)) throw new Error(`reason must be present on 403 only: ${where}`)
     if (!/^[a-z]+(_[a-z]+)*$/.test(parsed.code)) throw new Error(`code is not snake_case: ${where}`)
     // a parser detail or a field name may quote the client's own text; anything else is a leak
     const sent = [options.url, ...Object.values(options.headers ?? {}), Buffer.isBuffer(options.payload) ? options.payload.toString('latin1') : String(options.payload ?? '')].join('\n')

@@ -68,6 +68,6 @@ t.test('in development without SMTP_URL the test mail goes to the log; a bad --t
   t.match(JSON.parse(run.stderr.trim().split('\n').at(-1) ?? '{}'), { mail: { to: 'dev@example.com', subject: 'Test mail from gatehouse' } })
 
   const bad = await cli(['mail', 'test', '--to', 'not-an-address'], env)
-  t.equal(bad.code, 1)
-  t.equal(bad.stderr, 'gatehouse: --to must be a valid email address\n')
+  t.equal(bad.code, 2)
+  t.equal(bad.stderr, 'gatehouse: --to must be a valid email address\nusage: gatehouse mail test --to <email>\n')
 })

@@ -1,33 +1,7 @@
-import { spawn } from 'node:child_process'
 import { sql } from 'kysely'
 import t from 'tap'
 import { buildFrom, databaseEnv, login, rawSql, STORE_KIND, tempDir, testConfig, type TestContext } from '../helper.js'
-import { ROOT, TSX } from './server-process.js'
-
-const CLI_PASSWORD = 'Cli-Pass-123!'
-
-interface Run { code: number | null, stdout: string, stderr: string }
-
-/**
- * The real CLI, with exactly this environment: nothing of the test process (a JWT_SECRET, a
- * DATABASE_URL) leaks in. Cheap argon2 parameters keep it quick; it is still argon2id.
- */
-async function cli (args: string[], env: Record<string, string>, stdin = ''): Promise<Run> {
-  const child = spawn(process.execPath, [...TSX, 'src/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ARGON2_MEMORY_COST: '1024', ARGON2_TIME_COST: '1', ...env },
-    stdio: ['pipe', 'pipe', 'pipe']
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  child.stdin.end(stdin)
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
-  clearTimeout(timer)
-  return { code, stdout, stderr }
-}
+import { cli, CLI_PASSWORD } from './cli-process.js'
 
 /** The tables the migrations made, read from the database's own catalogue. */
 async function tables (t: TestContext, dataDir: string): Promise<string[]> {
@@ -43,7 +17,7 @@ t.test('migrate applies the migrations, then reports the database is up to date'
   const dataDir = tempDir(t)
   const first = await cli(['migrate'], await databaseEnv(t, dataDir))
   t.equal(first.code, 0, first.stderr)
-  t.equal(first.stdout, 'applied 0001_users_sessions_revocations, 0002_audit_events, 0003_users_credentials_version, 0004_sessions_access_expires_at, 0005_sessions_signed_in_at, 0006_audit_events_actor_outcome, 0007_revocation_sequence, 0009_mail_outbox, 0010_recovery\n')
+  t.equal(first.stdout, 'applied 0001_users_sessions_revocations, 0002_audit_events, 0003_users_credentials_version, 0004_sessions_access_expires_at, 0005_sessions_signed_in_at, 0006_audit_events_actor_outcome, 0007_revocation_sequence, 0009_mail_outbox, 0010_recovery, 0011_sessions_client\n')
   t.same(await tables(t, dataDir), ['audit_events', 'mail_outbox', 'one_time_secrets', 'revocations', 'sessions', 'users'])
 
   const second = await cli(['migrate'], await databaseEnv(t, dataDir))
@@ -120,16 +94,16 @@ t.test('user create with an email that exists exits 1 with a clear message', asy
 t.test('user create refuses an email that is not an email address', async (t) => {
   const dataDir = tempDir(t)
   const run = await cli(['user', 'create', '--email', 'not-an-email', '--name', 'Ann'], await databaseEnv(t, dataDir), CLI_PASSWORD)
-  t.equal(run.code, 1)
+  t.equal(run.code, 2)
   t.equal(run.stdout, '')
-  t.equal(run.stderr, 'gatehouse: --email must be a valid email address\n')
+  t.equal(run.stderr, 'gatehouse: --email must be a valid email address\nusage: gatehouse user create --email <email> --name <name> [--role <role>]... [--superuser]\n')
 })
 
 t.test('user create refuses a missing --name and a short password', async (t) => {
   const dataDir = tempDir(t)
   const noName = await cli(['user', 'create', '--email', 'ann@example.com'], await databaseEnv(t, dataDir), CLI_PASSWORD)
-  t.equal(noName.code, 1)
-  t.equal(noName.stderr, 'gatehouse: --email and --name are required\n')
+  t.equal(noName.code, 2)
+  t.equal(noName.stderr, 'gatehouse: --name is required\nusage: gatehouse user create --email <email> --name <name> [--role <role>]... [--superuser]\n')
   const short = await cli(['user', 'create', '--email', 'ann@example.com', '--name', 'Ann'], await databaseEnv(t, dataDir), 'short\n')
   t.equal(short.code, 1)
   t.equal(short.stderr, 'gatehouse: the password (stdin) must be 8 to 1024 characters\n')

@@ -80,6 +80,12 @@ t.test('GET /metrics with the token answers the Prometheus text format, zeros be
     'gatehouse_mail_deliveries_total{outcome="sent"} 0',
     'gatehouse_mail_deliveries_total{outcome="retried"} 0',
     'gatehouse_mail_deliveries_total{outcome="abandoned"} 0',
+    'gatehouse_access_denied_total{reason="missing_role"} 0',
+    'gatehouse_access_denied_total{reason="not_owner"} 0',
+    'gatehouse_access_denied_total{reason="superuser_required"} 0',
+    'gatehouse_access_denied_total{reason="csrf_rejected"} 0',
+    'gatehouse_access_denied_total{reason="registration_disabled"} 0',
+    'gatehouse_access_denied_total{reason="mfa_required"} 0',
     'gatehouse_revocation_index_size 0'
   ])
   t.match(res.body, /^# HELP gatehouse_login_attempts_total Sign-in attempts by outcome\n# TYPE gatehouse_login_attempts_total counter$/m)
@@ -126,6 +132,12 @@ t.test('login outcomes, refreshes, reuse, throttles, revocations and hashing are
     'gatehouse_mail_deliveries_total{outcome="sent"} 0',
     'gatehouse_mail_deliveries_total{outcome="retried"} 0',
     'gatehouse_mail_deliveries_total{outcome="abandoned"} 0',
+    'gatehouse_access_denied_total{reason="missing_role"} 0',
+    'gatehouse_access_denied_total{reason="not_owner"} 0',
+    'gatehouse_access_denied_total{reason="superuser_required"} 0',
+    'gatehouse_access_denied_total{reason="csrf_rejected"} 0',
+    'gatehouse_access_denied_total{reason="registration_disabled"} 0',
+    'gatehouse_access_denied_total{reason="mfa_required"} 0',
     'gatehouse_password_hash_duration_seconds_count{operation="hash"} 1',
     'gatehouse_password_hash_duration_seconds_count{operation="verify"} 5',
     'gatehouse_revocation_index_size 1'

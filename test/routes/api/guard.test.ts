@@ -3,7 +3,7 @@ import t from 'tap'
 import { mayAccess, type RouteAccess } from '../../../plugins/guard.js'
 import type { Claims } from '../../../src/tokens.js'
 import { authHeader, build, cookieOf, createUser, login, type CreatedUser } from '../../helper.js'
-import { FORBIDDEN, ISO } from '../../patterns.js'
+import { ISO, MISSING_ADMIN, NOT_OWNER } from '../../patterns.js'
 
 /*
  * The /api boundary (docs/api.md#access-control) through GET /api/users/:id, which declares
@@ -78,7 +78,7 @@ t.test('GET /api/users/:id refuses a user reading another user with 403 forbidde
   const res = await readUser(app, other.id, user.token)
   t.equal(res.statusCode, 403)
   t.equal(res.headers['www-authenticate'], undefined)
-  t.same(res.json(), FORBIDDEN)
+  t.same(res.json(), NOT_OWNER)
 })
 
 t.test('GET /api/users/:id lets a superuser without the admin role read anyone', async (t) => {
@@ -143,7 +143,7 @@ t.test('GET /api/users/:id with a non-UUID id answers a non-admin 403: the claim
   const user = await signIn(app)
   const res = await readUser(app, 'not-a-uuid', user.token)
   t.equal(res.statusCode, 403)
-  t.same(res.json(), FORBIDDEN)
+  t.same(res.json(), NOT_OWNER)
 })
 
 t.test('GET /api/users/:id with an unknown UUID answers an admin 404 not_found', async (t) => {
@@ -174,7 +174,7 @@ t.test('POST /api/users with a broken JSON body from a non-admin answers 403, no
   const user = await signIn(app)
   const res = await app.inject({ method: 'POST', url: '/api/users', headers: { 'content-type': 'application/json', ...authHeader(user.token) }, payload: '{not json' })
   t.equal(res.statusCode, 403)
-  t.same(res.json(), FORBIDDEN)
+  t.same(res.json(), MISSING_ADMIN)
 })
 
 t.test('PUT /api/users/:id with a form body and no token answers 401, not 415', async (t) => {
@@ -206,7 +206,7 @@ t.test('GET /api/users/:id accepts the access_token cookie of a remembered login
   const other = await createUser(app)
   const refused = await app.inject({ method: 'GET', url: `/api/users/${other.id}`, cookies: { access_token: cookie?.value ?? '' } })
   t.equal(refused.statusCode, 403)
-  t.same(refused.json(), FORBIDDEN)
+  t.same(refused.json(), NOT_OWNER)
 })
 
 t.test('GET /api/users/:id takes the Authorization header before the cookie and does not fall back', async (t) => {

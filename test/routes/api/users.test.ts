@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { authHeader, build, createUser, login, type CreatedUser } from '../../helper.js'
-import { FORBIDDEN, ISO, NOT_FOUND, UUID } from '../../patterns.js'
+import { CSRF_REJECTED, ISO, MISSING_ADMIN, NOT_FOUND, NOT_OWNER, SUPERUSER_REQUIRED, UUID } from '../../patterns.js'
 
 interface Actors { app: FastifyInstance, admin: CreatedUser, adminToken: string, user: CreatedUser, userToken: string, rootToken: string }
 
@@ -91,7 +91,7 @@ t.test('POST /api/users grants: roles from an admin, is_superuser only from a su
     payload: { email: 'boss@example.com', password: 'long-enough', name: 'Boss', is_superuser: true }
   })
   t.equal(adminSuper.statusCode, 403)
-  t.same(adminSuper.json(), FORBIDDEN)
+  t.same(adminSuper.json(), SUPERUSER_REQUIRED)
 
   const rootSuper = await app.inject({
     method: 'POST',
@@ -112,7 +112,7 @@ t.test('POST /api/users by a plain user is refused before the body is read', asy
     payload: '{not json'
   })
   t.equal(res.statusCode, 403)
-  t.same(res.json(), FORBIDDEN)
+  t.same(res.json(), MISSING_ADMIN)
 })
 
 t.test('POST /api/users reports every invalid field at once', async (t) => {
@@ -190,7 +190,7 @@ t.test('GET /api/users is for admins and superusers only', async (t) => {
   const { app, userToken, rootToken } = await actors(t)
   const asUser = await app.inject({ method: 'GET', url: '/api/users', headers: authHeader(userToken) })
   t.equal(asUser.statusCode, 403)
-  t.same(asUser.json(), FORBIDDEN)
+  t.same(asUser.json(), MISSING_ADMIN)
   const asRoot = await app.inject({ method: 'GET', url: '/api/users', headers: authHeader(rootToken) })
   t.equal(asRoot.statusCode, 200)
 })
@@ -214,7 +214,7 @@ t.test('PUT /api/users/:id lets a user change their own name and age but not the
 
   const roles = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: authHeader(userToken), payload: { roles: ['admin'] } })
   t.equal(roles.statusCode, 403)
-  t.same(roles.json(), FORBIDDEN)
+  t.same(roles.json(), MISSING_ADMIN)
   const superuser = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: authHeader(userToken), payload: { is_superuser: true } })
   t.equal(superuser.statusCode, 403)
   const unchanged = await app.inject({ method: 'GET', url: `/api/users/${user.id}`, headers: authHeader(userToken) })
@@ -225,7 +225,7 @@ t.test('PUT /api/users/:id on another user is refused to a plain user', async (t
   const { app, admin, userToken } = await actors(t)
   const res = await app.inject({ method: 'PUT', url: `/api/users/${admin.id}`, headers: authHeader(userToken), payload: { name: 'Hacked' } })
   t.equal(res.statusCode, 403)
-  t.same(res.json(), FORBIDDEN)
+  t.same(res.json(), NOT_OWNER)
 })
 
 t.test('PUT /api/users/:id: non-UUID id → 422, unknown id → 404, bad body → 422', async (t) => {
@@ -290,7 +290,7 @@ t.test('an admin cannot change a superuser\'s roles or delete a superuser', asyn
   t.equal(roles.statusCode, 403)
   const del = await app.inject({ method: 'DELETE', url: `/api/users/${boss.id}`, headers: authHeader(adminToken) })
   t.equal(del.statusCode, 403)
-  t.same(del.json(), FORBIDDEN)
+  t.same(del.json(), SUPERUSER_REQUIRED)
 })
 
 t.test('DELETE /api/users/:id removes the user and refuses their tokens at once', async (t) => {
@@ -321,7 +321,7 @@ t.test('DELETE /api/users/:id is for admins only', async (t) => {
   for (const id of [admin.id, user.id]) {
     const res = await app.inject({ method: 'DELETE', url: `/api/users/${id}`, headers: authHeader(userToken) })
     t.equal(res.statusCode, 403)
-    t.same(res.json(), FORBIDDEN)
+    t.same(res.json(), MISSING_ADMIN)
   }
 })
 
@@ -331,7 +331,7 @@ t.test('a cookie-authenticated PUT needs a trusted Origin (CSRF)', async (t) => 
   const cookie = `access_token=${session.access_token}`
   const foreign = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: { cookie, origin: 'https://evil.example' }, payload: { name: 'Evil' } })
   t.equal(foreign.statusCode, 403)
-  t.same(foreign.json(), { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' })
+  t.same(foreign.json(), CSRF_REJECTED)
   const none = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: { cookie }, payload: { name: 'Evil' } })
   t.equal(none.statusCode, 403)
   const own = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: { cookie, origin: 'http://localhost:80' }, payload: { name: 'Fine' } })

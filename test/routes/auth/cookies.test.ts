@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import { authHeader, build, createUser, login, setCookies } from '../../helper.js'
 
 const SELF = 'http://localhost:80'
-const csrfRejected = { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' }
+const csrfRejected = { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected', reason: 'csrf_rejected' }
 
 /** Exactly the access and refresh cookies of docs/api.md#cookies, carrying the body's tokens. */
 function assertAuthCookies (t: Test, res: LightMyRequestResponse, secure: boolean): void {

@@ -5,7 +5,7 @@ import { ISO, JWT, UUID } from '../../patterns.js'
 
 const tokenMissing = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }
 const tokenInvalid = { error: 'Unauthorized', message: 'The token is invalid', code: 'token_invalid' }
-const registrationDisabled = { error: 'Forbidden', message: 'Registration is disabled', code: 'registration_disabled' }
+const registrationDisabled = { error: 'Forbidden', message: 'Registration is disabled', code: 'registration_disabled', reason: 'registration_disabled' }
 const emailTaken = { error: 'Bad Request', message: 'The email has already been taken', code: 'email_taken' }
 
 function validationFailed (errors: Record<string, string[]>) {

@@ -1,0 +1,121 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { IdParams, ref, SetCookie } from '../../schemas/common.js'
+import { errorResponses } from '../../schemas/errors.js'
+import { RevokedSessions, SessionListResponse, type SessionResponse } from '../../schemas/sessions.js'
+import { Forbidden, NotFound } from '../../src/errors.js'
+import type { SessionView } from '../../src/sessions.js'
+import type { Claims } from '../../src/tokens.js'
+
+const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
+const ADMIN = { access: { roles: ['admin'] }, noStore: true }
+
+function toSessionResponse (session: SessionView, currentId: string | undefined): SessionResponse {
+  return {
+    id: session.id,
+    current: session.id === currentId,
+    created_at: session.createdAt,
+    last_used_at: session.lastUsedAt,
+    expires_at: session.expiresAt,
+    ip: session.ip,
+    user_agent: session.userAgent,
+    aal: session.aal,
+    amr: session.amr
+  }
+}
+
+const callerOf = (request: FastifyRequest) => request.claims as Claims
+
+/** /api/auth/sessions: the signed-in user's own sessions (docs/api.md#sessions). The guard has checked the token. */
+export const ownSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { sessions } = fastify
+
+  fastify.get('/', {
+    schema: {
+      tags: ['sessions'],
+      summary: 'The caller\'s live sessions, newest first (never a token)',
+      security: SECURED,
+      response: { 200: ref(SessionListResponse), ...errorResponses(401) }
+    },
+    config: { noStore: true }
+  }, async (request) => {
+    const caller = callerOf(request)
+    return { data: (await sessions.list(caller.user_id)).map((s) => toSessionResponse(s, caller.session_id)) }
+  })
+
+  fastify.delete('/:id', {
+    schema: {
+      tags: ['sessions'],
+      summary: 'End one of the caller\'s sessions (the current one: as a logout, both cookies cleared)',
+      description: 'Another user\'s session, one already ended and an unknown id all answer 404 alike.',
+      security: SECURED,
+      params: IdParams,
+      response: {
+        204: { type: 'null', description: 'Ended', headers: { 'Set-Cookie': SetCookie('When it was the current session, both cookies, cleared') } },
+        ...errorResponses(401, 403, 404, 422)
+      }
+    }
+  }, async (request, reply) => {
+    const caller = callerOf(request)
+    const current = request.params.id === caller.session_id
+    await sessions.revokeOwn(caller.user_id, request.params.id, { reason: current ? 'logout_local' : 'session_ended', actorId: caller.user_id }, { ip: request.ip })
+    if (current) reply.clearAuthCookies()
+    return reply.code(204).send()
+  })
+
+  fastify.delete('/', {
+    schema: {
+      tags: ['sessions'],
+      summary: 'End every other session of the caller',
+      security: SECURED,
+      response: { 200: ref(RevokedSessions), ...errorResponses(401, 403) }
+    },
+    config: { noStore: true }
+  }, async (request) => {
+    const caller = callerOf(request)
+    const revoked = await sessions.revoke({ userId: caller.user_id, exceptSessionId: caller.session_id }, { reason: 'logout_others', actorId: caller.user_id }, { ip: request.ip })
+    return { revoked }
+  })
+}
+
+/** /api/users/:id/sessions: one user's sessions, for admins; a superuser's only for a superuser. */
+export const userSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { sessions, users } = fastify
+
+  /** The user named in the path, once the caller may see their sessions. */
+  async function ownerOf (id: string, caller: Claims): Promise<string> {
+    const user = await users.findById(id)
+    if (user === undefined) throw new NotFound('User not found')
+    if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
+    return user.id
+  }
+
+  fastify.get('/:id/sessions', {
+    schema: {
+      tags: ['sessions'],
+      summary: 'A user\'s live sessions, newest first (never a token)',
+      security: SECURED,
+      params: IdParams,
+      response: { 200: ref(SessionListResponse), ...errorResponses(401, 403, 404, 422) }
+    },
+    config: ADMIN
+  }, async (request) => {
+    const userId = await ownerOf(request.params.id, callerOf(request))
+    return { data: (await sessions.list(userId)).map((s) => toSessionResponse(s, undefined)) }
+  })
+
+  fastify.delete('/:id/sessions', {
+    schema: {
+      tags: ['sessions'],
+      summary: 'End every session of a user',
+      security: SECURED,
+      params: IdParams,
+      response: { 200: ref(RevokedSessions), ...errorResponses(401, 403, 404, 422) }
+    },
+    config: ADMIN
+  }, async (request) => {
+    const userId = await ownerOf(request.params.id, callerOf(request))
+    const revoked = await sessions.revoke({ userId }, { reason: 'admin_revoked', actorId: callerOf(request).user_id }, { ip: request.ip })
+    return { revoked }
+  })
+}

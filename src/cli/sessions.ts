@@ -1,0 +1,39 @@
+import type { CommandGroup } from './command.js'
+import { plural, sessionJson, sessionLine } from './output.js'
+
+const USER = { user: { type: 'string' } } as const
+const USER_HELP = ['--user <email|id>  the user whose sessions these are (required)']
+
+/** gatehouse sessions list|revoke --user <email|id> */
+export const sessionsGroup: CommandGroup = {
+  name: 'sessions',
+  commands: {
+    list: {
+      usage: 'sessions list --user <email|id>',
+      summary: 'list the user\'s live sessions, newest first (never a token)',
+      options: USER,
+      help: USER_HELP,
+      required: ['user'],
+      async run ({ values }, context) {
+        const cli = await context()
+        const user = await cli.userOf(values.user as string)
+        const sessions = await cli.services.sessions.list(user.id)
+        const text = sessions.length === 0 ? `${user.email} has no live session` : sessions.map(sessionLine).join('\n')
+        return { text, json: { data: sessions.map(sessionJson) } }
+      }
+    },
+    revoke: {
+      usage: 'sessions revoke --user <email|id>',
+      summary: 'end every session of the user (running servers refuse their tokens within a second)',
+      options: USER,
+      help: USER_HELP,
+      required: ['user'],
+      async run ({ values }, context) {
+        const cli = await context()
+        const user = await cli.userOf(values.user as string)
+        const revoked = await cli.services.sessions.revoke({ userId: user.id }, { reason: 'admin_revoked' }, cli.requester.context)
+        return { text: `revoked ${plural(revoked, 'session')} of ${user.email}`, json: { revoked } }
+      }
+    }
+  }
+}
