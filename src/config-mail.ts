@@ -2,9 +2,9 @@ import { isIP } from 'node:net'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { ConfigError } from './config-error.js'
 
-/** An address as a From header takes it: `Name <local@domain>` or `local@domain`, one line. */
+/** An address as a From header takes it: `Name <local@domain>` (quote a name with a comma) or `local@domain`, one line. */
 const ADDRESS = '[^@\\s<>"]+@[^@\\s<>"]+'
-const MAIL_FROM_PATTERN = `^([^<>\\r\\n"]*<${ADDRESS}>|"[^"\\r\\n]*" *<${ADDRESS}>|${ADDRESS})$`
+const MAIL_FROM_PATTERN = `^([^<>\\r\\n",;]*<${ADDRESS}>|"[^"\\r\\n]*" *<${ADDRESS}>|${ADDRESS})$`
 
 /** The mail settings, spread into the configuration schema (src/config.ts). */
 export const MailSettingsSchema = {

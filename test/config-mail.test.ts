@@ -68,7 +68,7 @@ t.test('a bad SMTP_URL or MAIL_FROM stops the start with a message naming it', a
   t.equal(errorOf(t, { SMTP_URL: 'smtps://mail.example.com?requireTLS=true' }),
     'Invalid configuration: SMTP_URL asks for STARTTLS (requireTLS) on smtps://, which is TLS already')
   t.equal(errorOf(t, { SMTP_URL: 'smtp://mail.exa mple.com' }), 'Invalid configuration: SMTP_URL is not a valid URL')
-  for (const from of ['not an address', 'gatehouse <no-reply>', 'a@b.c\r\nBcc: x@y.z', 'x <a@b.c> y', '<a@b.c', '']) {
+  for (const from of ['not an address', 'gatehouse <no-reply>', 'a@b.c\r\nBcc: x@y.z', 'x <a@b.c> y', '<a@b.c', '', 'Example, Inc <a@b.c>']) {
     t.match(errorOf(t, { MAIL_FROM: from }), /MAIL_FROM/, JSON.stringify(from))
   }
   for (const from of ['no-reply@example.com', 'Example Auth <auth@example.com>', '"Example, Inc." <auth@example.com>', '<auth@example.com>']) {

@@ -12,7 +12,9 @@
 # store does not matter to), test/app (the document, the SDK, the property test, which snapshots
 # the SQLite file), test/browser, test/proxies (nginx and Caddy in front of the server), test/process (the CLI, shutdown, workers, the soak and the
 # multi-instance suite, which uses PostgreSQL and Redis whatever the pass), test/redis (the
-# Redis-backed pieces, which use Redis whatever the pass) and test/config.test.ts.
+# Redis-backed pieces, which use Redis whatever the pass), test/mail (the mail templates and the
+# SMTP servers the mail tests use; the deliveries themselves are in test/services/mail) and
+# test/config.test.ts.
 # In CI the second pass is mandatory. Exits non-zero if either pass failed.
 set -uo pipefail
 if [ "${CI:-}" = true ] && [ -z "${TEST_DATABASE_URL:-}" ]; then

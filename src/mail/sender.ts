@@ -22,7 +22,7 @@ export interface SenderOptions {
   maxAgeMs?: number
   /** the longest wait between two attempts */
   maxBackoffMs?: number
-  /** how long `close` waits for deliveries under way */
+  /** how long `close` waits for deliveries under way (5 s: well inside the server's 10 s shutdown grace) */
   closeTimeoutMs?: number
 }
 
@@ -77,7 +77,7 @@ export class MailSender {
     this.maxAttempts = options.maxAttempts ?? 150
     this.maxAgeMs = options.maxAgeMs ?? 3_600_000
     this.maxBackoffMs = options.maxBackoffMs ?? 30_000
-    this.closeTimeoutMs = options.closeTimeoutMs ?? 10_000
+    this.closeTimeoutMs = options.closeTimeoutMs ?? 5000
   }
 
   /** Whether mail is delivered at all (false in production without SMTP_URL). */

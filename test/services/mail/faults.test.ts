@@ -27,7 +27,8 @@ t.test('a server that stalls DATA never delays the enqueue path; the mails arriv
     await enqueue(app, reset(`queued-${i}@example.com`))
     times.push(performance.now() - start)
   }
-  t.ok(Math.max(...times) < 250, `each enqueue answered at once while the server stalled (slowest ${Math.round(Math.max(...times))} ms)`)
+  // a bound well under the stall, loose enough for a loaded machine (an enqueue takes a few ms)
+  t.ok(Math.max(...times) < STALL_MS / 2, `each enqueue answered at once while the server stalled (slowest ${Math.round(Math.max(...times))} ms)`)
 
   // the negative control: sending inside the path would have cost the stall
   const transport = createMailTransport(app.config.mail, false, app.log)
@@ -49,7 +50,7 @@ t.test('with the server down the row is retried with its error recorded, and the
   const app = await build(t, { SMTP_URL: smtp.url, METRICS_ENABLED: true, METRICS_TOKEN: 'scrape-token-0123456789abcdef' })
   const start = performance.now()
   const id = await enqueue(app, reset('patient@example.com'))
-  t.ok(performance.now() - start < 250, 'the enqueue answered at once with the server down')
+  t.ok(performance.now() - start < 1000, 'the enqueue answered at once with the server down')
   const failing = await waitForRow(app.store, id, (r) => r.attempts >= 2 && !r.claimed)
   t.match(failing, { sentAt: null, abandonedAt: null, lastError: /ECONNREFUSED/, subject: 'Reset your gatehouse password' })
   t.ok(Date.parse(failing.dueAt) > Date.now(), 'due again later: backoff')
