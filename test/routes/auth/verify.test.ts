@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, claimsOf, createUser, login, TEST_SECRET } from '../../helper.js'
-import { EXPIRED, FORBIDDEN, HELMET, REVOKED } from '../../patterns.js'
+import { CSRF_REJECTED, EXPIRED, FORBIDDEN, HELMET, INSUFFICIENT_SCOPE, REVOKED } from '../../patterns.js'
 
 /*
  * GET /auth/verify, forward authentication for reverse proxies (docs/proxies.md): the guard's
@@ -12,7 +12,6 @@ import { EXPIRED, FORBIDDEN, HELMET, REVOKED } from '../../patterns.js'
 
 const MISSING = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }
 const INVALID = { error: 'Unauthorized', message: 'The token is invalid', code: 'token_invalid' }
-const CSRF = { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' }
 const SELF = 'http://localhost:80'
 const APP_ORIGIN = 'https://app.example.com'
 const FOREIGN = 'https://evil.example.net'
@@ -71,9 +70,14 @@ function assertRefused (t: Test, res: LightMyRequestResponse, body: typeof INVAL
   else t.same(res.json(), body, `${what} body`)
 }
 
-function assertForbidden (t: Test, res: LightMyRequestResponse, body: typeof FORBIDDEN, what: string): void {
+/** The roles a route asked for and the token lacks: reason missing_role, naming them, with the insufficient_scope challenge. */
+function missingRoles (roles: string): Record<string, unknown> {
+  return { ...FORBIDDEN, reason: 'missing_role', required_roles: roles.split(/[\s,]+/).filter(Boolean) }
+}
+
+function assertForbidden (t: Test, res: LightMyRequestResponse, body: Record<string, unknown>, what: string): void {
   t.equal(res.statusCode, 403, `${what} status`)
-  t.equal(res.headers['www-authenticate'], undefined, `${what} no challenge`)
+  t.equal(res.headers['www-authenticate'], body.reason === 'missing_role' ? INSUFFICIENT_SCOPE : undefined, `${what} challenge`)
   t.equal(res.headers['cache-control'], 'no-store', `${what} Cache-Control`)
   t.match(res.headers, HELMET, `${what} security headers`)
   t.equal(res.headers['x-auth-user-id'], undefined, `${what} no identity`)
@@ -171,9 +175,9 @@ t.test('/auth/verify?roles= asks for one of the listed roles; a superuser passes
   assertIdentity(t, await verify(app, { url: '/auth/verify?other=1', headers: authHeader(user.token) }), user, 'user,editor', false, 'no roles parameter')
   // whole names only: a role is never matched as part of another
   const fail = ['admin', 'users', 'edit', 'superuser', 'xeditor,useR', 'ADMIN']
-  for (const roles of fail) assertForbidden(t, await verify(app, { url: `/auth/verify?roles=${roles}`, headers: authHeader(user.token) }), FORBIDDEN, `roles=${roles}`)
+  for (const roles of fail) assertForbidden(t, await verify(app, { url: `/auth/verify?roles=${roles}`, headers: authHeader(user.token) }), missingRoles(roles), `roles=${roles}`)
   assertIdentity(t, await verify(app, { url: '/auth/verify', headers: authHeader(bare.token) }), bare, '', false, 'no roles at all')
-  assertForbidden(t, await verify(app, { url: '/auth/verify?roles=user', headers: authHeader(bare.token) }), FORBIDDEN, 'no roles, roles=user')
+  assertForbidden(t, await verify(app, { url: '/auth/verify?roles=user', headers: authHeader(bare.token) }), missingRoles('user'), 'no roles, roles=user')
   assertIdentity(t, await verify(app, { url: '/auth/verify?roles=admin', headers: authHeader(root.token) }), root, 'user', true, 'superuser')
   // the token is checked first: a bad one is 401, whatever the roles
   assertRefused(t, await verify(app, { url: '/auth/verify?roles=admin' }), MISSING, 'no token, roles=admin')
@@ -224,7 +228,7 @@ t.test('/auth/verify applies the CSRF rule to the original method of a cookie-au
   for (const [what, request, allowed] of cases) {
     const res = await verify(app, { ...request, cookie })
     if (allowed) assertIdentity(t, res, user, 'user', false, what)
-    else assertForbidden(t, res, CSRF, what)
+    else assertForbidden(t, res, CSRF_REJECTED, what)
   }
   const preflight = await verify(app, { method: 'OPTIONS', headers: { origin: APP_ORIGIN, 'access-control-request-method': 'POST' } })
   assertRefused(t, preflight, MISSING, 'a preflight without a token')
