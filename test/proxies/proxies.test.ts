@@ -268,9 +268,9 @@ t.test('Caddy forward_auth with the configuration of docs/proxies.md', async (t)
   t.equal(none.headers['www-authenticate'], 'Bearer realm="gatehouse"')
   t.same(JSON.parse(none.body), { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' })
   const csrf = await send(port, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN }, 'a=1')
-  t.same(JSON.parse(csrf.body), { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected' })
+  t.same(JSON.parse(csrf.body), { error: 'Forbidden', message: 'Cross-origin request rejected', code: 'csrf_rejected', reason: 'csrf_rejected' })
   const forbidden = await send(adminPort, 'GET', '/page', bearer(s.user))
-  t.same(JSON.parse(forbidden.body), { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden' })
+  t.same(JSON.parse(forbidden.body), { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden', reason: 'missing_role', required_roles: ['admin'] })
 
   // negative control: without the stripping line, a client-sent X-Auth-* header gatehouse does not set
   // reaches the application (as, on the Caddy versions that skip an empty value, the client's X-Auth-Roles would)
