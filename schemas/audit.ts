@@ -15,7 +15,9 @@ export const AUDIT_EVENTS = [
   'password_change_failed',
   'user_created',
   'grants_changed',
-  'user_deleted'
+  'user_deleted',
+  'signing_key_rotated',
+  'signing_key_revoked'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

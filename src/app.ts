@@ -16,6 +16,7 @@ import revocationsPlugin from '../plugins/revocations.js'
 import securityPlugin from '../plugins/security.js'
 import openapiPlugin from '../plugins/openapi.js'
 import servicesPlugin from '../plugins/services.js'
+import signingKeysPlugin from '../plugins/signing-keys.js'
 import validationPlugin from '../plugins/validation.js'
 import apiRoutes from '../routes/api/index.js'
 import authRoutes from '../routes/auth.js'
@@ -59,6 +60,18 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // headers past the hundredth are dropped by Node, never parsed
   app.server.maxHeadersCount = 100
 
+  try {
+    await registerAll(app, config, options)
+  } catch (err) {
+    // a plugin refused to start (the stored keys against DATA_ENCRYPTION_KEYS): what the plugins
+    // before it opened (the database pool, Redis) is closed, so the caller is left with nothing open
+    await app.close().catch(() => {})
+    throw err
+  }
+  return app
+}
+
+async function registerAll (app: FastifyInstance, config: Config, options: BuildOptions): Promise<void> {
   await app.register(configPlugin, { config })
   await app.register(validationPlugin)
   await app.register(errorHandlerPlugin)
@@ -77,6 +90,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
   await app.register(revocationsPlugin, { clock: options.clock ?? Date.now })
+  await app.register(signingKeysPlugin)
   await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
   // before the routes: its onRoute hook collects them into the OpenAPI document
@@ -89,5 +103,4 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(reservedRoutes)
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)
-  return app
 }

@@ -123,10 +123,32 @@ function revocationSequence (kind: 'sqlite' | 'postgres'): Migration {
   }
 }
 
+/** The migrations after 0007, in both databases alike. */
+const later: Record<string, Migration> = {
+  '0008_signing_keys': {
+    async up (db: Kysely<unknown>) {
+      // the key pairs of asymmetric access tokens; states follow from the times, so instances agree.
+      // `seq` orders the keys and is unique, so two instances rotating at once create one key, not two
+      await db.schema.createTable('signing_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('seq', 'integer', (c) => c.notNull().unique())
+        .addColumn('alg', 'text', (c) => c.notNull())
+        .addColumn('public_jwk', 'text', (c) => c.notNull())
+        // PKCS#8, sealed with DATA_ENCRYPTION_KEYS (the key id is part of the value)
+        .addColumn('private_key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('activates_at', 'text', (c) => c.notNull())
+        .addColumn('retires_at', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute()
+    }
+  }
+}
+
 export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'postgres' = 'sqlite'): Promise<string[]> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => ({ ...migrations, '0007_revocation_sequence': revocationSequence(kind) }) },
+    provider: { getMigrations: async () => ({ ...migrations, '0007_revocation_sequence': revocationSequence(kind), ...later }) },
     ...(kind === 'postgres' && { migrationTableSchema: await currentSchema(db) })
   })
   const { error, results = [] } = await migrator.migrateToLatest()

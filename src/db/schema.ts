@@ -68,7 +68,24 @@ export interface AuditEventsTable {
   detail: string | null
 }
 
+export interface SigningKeysTable {
+  kid: string
+  seq: number
+  alg: string
+  /** the public half as a JWK (JSON) */
+  public_jwk: string
+  /** the private half, PKCS#8 DER sealed with DATA_ENCRYPTION_KEYS */
+  private_key: string
+  created_at: string
+  /** when it starts signing */
+  activates_at: string
+  /** when it is gone: its last token has expired and caches of the key set have let it go */
+  retires_at: string | null
+  revoked_at: string | null
+}
+
 export interface Database {
+  signing_keys: SigningKeysTable
   users: UsersTable
   sessions: SessionsTable
   revocations: RevocationsTable
@@ -80,3 +97,4 @@ export type NewUserRow = Insertable<UsersTable>
 export type SessionRow = Selectable<SessionsTable>
 export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
+export type SigningKeyRow = Selectable<SigningKeysTable>

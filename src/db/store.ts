@@ -4,6 +4,7 @@ import { AuditEventRepository } from './audit-events.js'
 import { migrateToLatest } from './migrations.js'
 import { RevocationRepository } from './revocations.js'
 import type { Database } from './schema.js'
+import { SigningKeyRepository } from './signing-keys.js'
 import { SessionRepository } from './sessions.js'
 import { UserRepository } from './users.js'
 
@@ -17,6 +18,7 @@ export interface Store {
   readonly sessions: SessionRepository
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
+  readonly signingKeys: SigningKeyRepository
   /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
@@ -36,12 +38,14 @@ class KyselyStore implements Store {
   readonly sessions: SessionRepository
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
+  readonly signingKeys: SigningKeyRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
     this.users = new UserRepository(db, kind === 'postgres')
     this.sessions = new SessionRepository(db, kind === 'postgres')
     this.revocations = new RevocationRepository(db)
     this.auditEvents = new AuditEventRepository(db)
+    this.signingKeys = new SigningKeyRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

@@ -6,7 +6,10 @@ import { PasswordHasher } from '../passwords.js'
 import { RevocationIndex } from '../revocations/revocation-index.js'
 import { SessionService } from '../sessions.js'
 import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../throttle.js'
-import { createTokenCodec } from '../token-codec.js'
+import { Envelope } from '../crypto/envelope.js'
+import { KeyRing } from '../keys/key-ring.js'
+import { KeyService } from '../keys/key-service.js'
+import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS } from '../token-codec.js'
 import { TokenIssuer } from '../tokens.js'
 import { normalizeEmail, UserService } from '../users.js'
 import type { CoreLogger } from '../logger.js'
@@ -35,6 +38,8 @@ export interface Services {
   sessions: SessionService
   users: UserService
   auth: AuthService
+  /** the asymmetric signing keys (list, rotate, revoke); started by the server (plugins/signing-keys.ts) */
+  keys: KeyService
   /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (the server calls it at start) */
   bootstrapAdmin (): Promise<void>
 }
@@ -46,8 +51,11 @@ export interface Services {
  */
 export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents() }: ServiceOptions): Promise<Services> {
   const hasher = await PasswordHasher.create(config.argon2, events)
+  const ring = config.jwtAlg === 'HS256'
+    ? undefined
+    : new KeyRing(config.jwtAlg, { issuer: config.jwtIssuer, audience: config.jwtAudience, requiredClaims: REQUIRED_CLAIMS, typ: ACCESS_TOKEN_TYP })
   const tokens = new TokenIssuer(
-    createTokenCodec(config.jwtSecret, config.jwtIssuer),
+    createTokenCodec(config.jwtSecret, config.jwtIssuer, { audience: config.jwtAudience, ring }),
     { issuer: config.jwtIssuer, accessTtl: config.accessTtl, refreshTtl: config.refreshTtl },
     { maxEntries: config.tokenCacheSize }
   )
@@ -57,11 +65,13 @@ export async function createServices ({ config, store, log, counters = new Memor
   const sessions = new SessionService(store, tokens, revocations, config, audit)
   const users = new UserService(store, hasher, sessions, audit)
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
+  const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
+  const keys = new KeyService({ store, config, ring, envelope, audit, revocations, onRevoked: () => { tokens.cache.clear() }, log })
 
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, bootstrapAdmin }
+  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, bootstrapAdmin }
 }
 
 /**
