@@ -22,6 +22,7 @@ import apiRoutes from '../routes/api/index.js'
 import authRoutes from '../routes/auth.js'
 import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
+import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
 import reservedRoutes from '../routes/reserved.js'
 import type { Config } from './config.js'
@@ -97,6 +98,7 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(openapiPlugin)
 
   await app.register(healthRoutes)
+  await app.register(jwksRoutes)
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
   await app.register(authRoutes, { prefix: '/auth' })

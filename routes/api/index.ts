@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import loginRoute from '../login.js'
 import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'
+import keyRoutes from './keys.js'
 import userRoutes from './users.js'
 
 /**
@@ -16,6 +17,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     await api.register(apiAuthRoutes, { prefix: '/auth' })
     await api.register(userRoutes, { prefix: '/users' })
     await api.register(auditRoutes, { prefix: '/audit' })
+    await api.register(keyRoutes, { prefix: '/keys' })
   })
 }
 

@@ -5,8 +5,8 @@ import type { AsymmetricAlgorithm } from '../config-keys.js'
 /** A published public key: the members a verifier needs and never a private one. */
 export interface PublicJwk {
   kid: string
-  kty: string
-  alg: string
+  kty: 'EC' | 'OKP' | 'RSA'
+  alg: AsymmetricAlgorithm
   use: 'sig'
   crv?: string
   x?: string
@@ -35,7 +35,7 @@ async function generate (alg: AsymmetricAlgorithm): Promise<{ publicKey: KeyObje
 export async function generatePair (alg: AsymmetricAlgorithm): Promise<GeneratedPair> {
   const kid = newKid()
   const { publicKey, privateKey } = await generate(alg)
-  const { kty = '', crv, x, y, n, e } = publicKey.export({ format: 'jwk' })
+  const { kty, crv, x, y, n, e } = publicKey.export({ format: 'jwk' }) as { kty: PublicJwk['kty'], crv?: string, x?: string, y?: string, n?: string, e?: string }
   const publicJwk: PublicJwk = { kid, kty, alg, use: 'sig', ...(crv !== undefined && { crv }), ...(x !== undefined && { x }), ...(y !== undefined && { y }), ...(n !== undefined && { n }), ...(e !== undefined && { e }) }
   return { kid, publicJwk, privateDer: privateKey.export({ format: 'der', type: 'pkcs8' }) }
 }

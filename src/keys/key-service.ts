@@ -133,6 +133,11 @@ export class KeyService {
     if (key !== undefined) this.options.audit({ event: 'signing_key_rotated', detail: key.kid }, SYSTEM)
   }
 
+  /** The JWKS: next, current and previous public keys; none under HS256. */
+  published (): PublicJwk[] {
+    return this.options.ring?.published(Date.now()) ?? []
+  }
+
   /** Rebuilds the ring from the database (the codec reads it). */
   async reload (starting = false): Promise<void> {
     const { ring } = this.options
