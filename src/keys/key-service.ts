@@ -217,7 +217,12 @@ export class KeyService {
     this.handled.add(id)
     this.apply(revokedKid)
     await this.reload()
-    this.options.revocations.add(id, Date.now() + SIGNAL_TTL_MS)
+    const now = Date.now()
+    // the row is what instances without the broadcast read (the poll by the revocations' sequence)
+    await this.options.store.revocations.record({
+      sessionId: id, userId: '', reason: 'signing_key', revokedAt: new Date(now).toISOString(), expiresAt: new Date(now + SIGNAL_TTL_MS).toISOString()
+    })
+    this.options.revocations.add(id, now + SIGNAL_TTL_MS)
   }
 
   /** A key change made elsewhere: a revoked kid stops verifying now, the rest follows the reload. */

@@ -115,3 +115,24 @@ t.test('under HS256 there are no keys, and rotating is refused', async (t) => {
   t.same(await app.services.keys.list(), [])
   await t.rejects(app.services.keys.rotate(CLI), { code: 'SIGNING_KEYS_DISABLED', statusCode: 409 })
 })
+
+t.test('without Redis a key change reaches another instance on the same database through the poll, within a second', async (t) => {
+  const dir = tempDir(t)
+  const settings = { DATA_DIR: dir, JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, REVOCATION_POLL_MS: 100 }
+  const a = await build(t, settings)
+  const b = await build(t, settings)
+  const user = await createUser(a)
+  const { access_token: token } = await login(a, user)
+  t.equal((await b.inject({ method: 'GET', url: '/auth/me', headers: authHeader(token) })).statusCode, 200, 'control: b takes it')
+  const next = await a.services.keys.rotate(CLI)
+  await a.services.keys.revoke(kidOf(token), CLI)
+  const start = Date.now()
+  let status = 200
+  while (status !== 401 && Date.now() - start < 3000) {
+    status = (await b.inject({ method: 'GET', url: '/auth/me', headers: authHeader(token) })).statusCode
+    if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.equal(status, 401)
+  t.ok(Date.now() - start < 1000, `refused by b within a second (${Date.now() - start} ms)`)
+  t.same(b.services.keys.published().map((k) => k.kid), [next.kid], 'b publishes the promoted key only')
+})
