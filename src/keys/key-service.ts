@@ -115,9 +115,12 @@ export class KeyService {
       const at = new Date(now).toISOString()
       await tx.signingKeys.update(kid, { revokedAt: at, retiresAt: key.retiresAt ?? new Date(now + this.lingerMs).toISOString() })
       if (replacement === 'promote') await this.promoteNext(tx, now)
+      // in the same transaction: no instance ever reads a state with no key to sign
+      if (typeof replacement === 'object' && await this.insertKey(tx, replacement, 0, ((await tx.signingKeys.list()).at(-1)?.seq ?? 0) + 1) === undefined) {
+        throw new Error('another instance added a signing key at the same moment: revoke again')
+      }
       await this.relinkIn(tx, now)
     })
-    if (replacement !== undefined && replacement !== 'promote') await this.create(0, 'replace', replacement)
     this.options.audit({ event: 'signing_key_revoked', actorId, detail: kid }, context)
     await this.signal(`${SIGNAL}${kid}:revoked`, kid)
   }
@@ -129,7 +132,7 @@ export class KeyService {
     const keys = await this.keysOfAlg()
     const newest = keys.filter((k) => k.revokedAt === null).at(-1)
     if (newest !== undefined && Date.parse(newest.createdAt) + interval * 1000 > Date.now()) return
-    const key = await this.create(this.options.config.jwtKeyPublishLead * 1000, 'auto', undefined, newest?.seq ?? 0)
+    const key = await this.create(this.options.config.jwtKeyPublishLead * 1000, 'auto', newest?.seq ?? 0)
     if (key !== undefined) this.options.audit({ event: 'signing_key_rotated', detail: key.kid }, SYSTEM)
   }
 
@@ -176,29 +179,15 @@ export class KeyService {
    * key was added since that one) or of the first key creates nothing (undefined), the loser of a
    * requested rotation takes the place after the winner's.
    */
-  private async create (leadMs: number, mode: 'first' | 'rotate' | 'replace' | 'auto', made?: GeneratedPair, afterSeq?: number): Promise<StoredSigningKey | undefined> {
+  private async create (leadMs: number, mode: 'first' | 'rotate' | 'auto', afterSeq?: number): Promise<StoredSigningKey | undefined> {
     const { ring, envelope, store } = this.options
     if (ring === undefined || envelope === undefined) throw new SigningKeysDisabled()
-    const pair = made ?? await generatePair(ring.alg)
+    const pair = await generatePair(ring.alg)
     for (let attempt = 0; attempt < 5; attempt++) {
       const created = await store.transaction(async (tx) => {
         const last = (await tx.signingKeys.list()).at(-1)?.seq ?? 0
         if (afterSeq !== undefined && last !== afterSeq) return undefined
-        const now = Date.now()
-        const key: StoredSigningKey = {
-          kid: pair.kid,
-          seq: last + 1,
-          alg: ring.alg,
-          publicJwk: JSON.stringify(pair.publicJwk),
-          privateKey: envelope.seal(pair.privateDer, pair.kid),
-          createdAt: new Date(now).toISOString(),
-          activatesAt: new Date(now + leadMs).toISOString(),
-          retiresAt: null,
-          revokedAt: null
-        }
-        if (!await tx.signingKeys.insert(key)) return undefined
-        await this.relinkIn(tx, now)
-        return key
+        return await this.insertKey(tx, pair, leadMs, last + 1)
       })
       if (created !== undefined) {
         await this.signal(`${SIGNAL}${created.kid}:created`)
@@ -210,6 +199,26 @@ export class KeyService {
       }
     }
     throw new Error('could not store a new signing key: other instances kept adding keys')
+  }
+
+  /** Stores a key numbered `seq` (false when that number was just taken) and links the chain. */
+  private async insertKey (tx: Store, pair: GeneratedPair, leadMs: number, seq: number): Promise<StoredSigningKey | undefined> {
+    const { ring, envelope } = this.options as { ring: KeyRing, envelope: Envelope }
+    const now = Date.now()
+    const key: StoredSigningKey = {
+      kid: pair.kid,
+      seq,
+      alg: ring.alg,
+      publicJwk: JSON.stringify(pair.publicJwk),
+      privateKey: envelope.seal(pair.privateDer, pair.kid),
+      createdAt: new Date(now).toISOString(),
+      activatesAt: new Date(now + leadMs).toISOString(),
+      retiresAt: null,
+      revokedAt: null
+    }
+    if (!await tx.signingKeys.insert(key)) return undefined
+    await this.relinkIn(tx, now)
+    return key
   }
 
   /** Applies a key change here at once, then tells the other instances. */

@@ -16,13 +16,13 @@ interface Run { oldAfterSwitch: { status: number, verifier: string } | undefined
  * least a max-age before it signs. Fresh tokens are verified every 100 ms across a rotation.
  */
 async function rotateUnderVerifier (t: Test, lead: string): Promise<Run> {
-  const app = await build(t, { JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, JWKS_MAX_AGE: '2', JWT_KEY_PUBLISH_LEAD: lead, ACCESS_TOKEN_TTL: '2' })
+  const app = await build(t, { JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, JWKS_MAX_AGE: '2', JWT_KEY_PUBLISH_LEAD: lead, ACCESS_TOKEN_TTL: '4' })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const jwks = createRemoteJWKSet(new URL(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/.well-known/jwks.json`), { cacheMaxAge: 2000, cooldownDuration: 3_600_000 })
   const verify = async (token: string) => await jwtVerify(token, jwks, { issuer: 'gatehouse', algorithms: ['ES256'], typ: 'at+jwt' })
   const user = await createUser(app)
   const superuser = await createUser(app, { isSuperuser: true })
-  // tokens live 2 s here: a fresh one for each call
+  // tokens live 4 s here: a fresh one for each call
   const root = async () => authHeader((await login(app, superuser)).access_token)
   const first = (await login(app, user)).access_token
   await verify(first)
