@@ -101,7 +101,7 @@ export class KeyService {
 
   /**
    * Unpublished and refused at once; a current key is replaced at once by the next one, or by
-   * a new key that signs at once. False for an unknown or gone kid; revoking twice is no error.
+   * a new key that signs at once. NotFound for an unknown or gone kid; revoking twice is no error.
    */
   async revoke (kid: string, context: RequestContext, actorId?: string): Promise<void> {
     if (!this.enabled) throw new SigningKeysDisabled()
@@ -129,10 +129,11 @@ export class KeyService {
   async rotateIfDue (): Promise<void> {
     const interval = this.options.config.jwtKeyRotationInterval
     if (interval === undefined) return
-    const keys = await this.keysOfAlg()
-    const newest = keys.filter((k) => k.revokedAt === null).at(-1)
+    const all = await this.options.store.signingKeys.list()
+    const newest = all.filter((k) => k.alg === this.options.config.jwtAlg && k.revokedAt === null).at(-1)
     if (newest !== undefined && Date.parse(newest.createdAt) + interval * 1000 > Date.now()) return
-    const key = await this.create(this.options.config.jwtKeyPublishLead * 1000, 'auto', newest?.seq ?? 0)
+    // only if no key (of any kind, revoked ones included) was added since this read
+    const key = await this.create(this.options.config.jwtKeyPublishLead * 1000, 'auto', all.at(-1)?.seq ?? 0)
     if (key !== undefined) this.options.audit({ event: 'signing_key_rotated', detail: key.kid }, SYSTEM)
   }
 

@@ -139,3 +139,13 @@ t.test('without Redis a key change reaches another instance on the same database
   t.ok(Date.now() - start < 1000, `refused by b within a second (${Date.now() - start} ms)`)
   t.same(b.services.keys.published().map((k) => k.kid), [next.kid], 'b publishes the promoted key only')
 })
+
+t.test('automatic rotation still happens when the newest key is a revoked one', async (t) => {
+  const dir = tempDir(t)
+  const app = await build(t, { DATA_DIR: dir, JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, JWT_KEY_ROTATION_INTERVAL: '1h' })
+  const next = await app.services.keys.rotate(CLI)
+  await app.services.keys.revoke(next.kid, CLI)
+  await rawSql(testConfig(t, { DATA_DIR: dir }), sql`update signing_keys set created_at = ${new Date(Date.now() - 7200_000).toISOString()}`)
+  await app.services.keys.rotateIfDue()
+  t.same((await app.services.keys.list()).map((k) => k.state), ['current', 'revoked', 'next'])
+})
