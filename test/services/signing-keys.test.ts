@@ -3,7 +3,9 @@ import { sql } from 'kysely'
 import t from 'tap'
 import { ConfigError } from '../../src/config.js'
 import { buildApp } from '../../src/app.js'
+import { connect } from '../../src/db/store.js'
 import { NotFound } from '../../src/errors.js'
+import { createServices } from '../../src/services/index.js'
 import { authHeader, build, createUser, login, rawSql, tempDir, testConfig, prepareDatabase } from '../helper.js'
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`
@@ -148,4 +150,23 @@ t.test('automatic rotation still happens when the newest key is a revoked one', 
   await rawSql(testConfig(t, { DATA_DIR: dir }), sql`update signing_keys set created_at = ${new Date(Date.now() - 7200_000).toISOString()}`)
   await app.services.keys.rotateIfDue()
   t.same((await app.services.keys.list()).map((k) => k.state), ['current', 'revoked', 'next'])
+})
+
+t.test('the key service works without a server (as the command line uses it), and the server learns its changes', async (t) => {
+  const dir = tempDir(t)
+  const settings = { DATA_DIR: dir, JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, REVOCATION_POLL_MS: 100 }
+  const app = await build(t, settings)
+  const store = await connect(testConfig(t, settings).databaseUrl)
+  t.teardown(() => store.close())
+  const audited: string[] = []
+  const services = await createServices({ config: testConfig(t, settings), store, log: { info () {}, warn () {} } })
+  services.events.on('audit', ({ record, context }) => { audited.push(`${record.event} ${record.detail ?? ''} ${context.ip}`) })
+  const [current] = await services.keys.list()
+  const next = await services.keys.rotate(CLI)
+  t.same((await services.keys.list()).map((k) => [k.kid, k.state]), [[current?.kid, 'current'], [next.kid, 'next']])
+  await services.keys.revoke(current?.kid ?? '', CLI)
+  t.same(audited, [`signing_key_rotated ${next.kid} cli`, `signing_key_revoked ${current?.kid ?? ''} cli`])
+  const start = Date.now()
+  while (!app.services.keys.published().some((k) => k.kid === next.kid) && Date.now() - start < 3000) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(app.services.keys.published().map((k) => k.kid), [next.kid], 'the server publishes the promoted key, not the revoked one')
 })
