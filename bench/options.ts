@@ -3,11 +3,11 @@
  *   duration=10   seconds per measured run            (BENCH_DURATION)
  *   rounds=3      alternating rounds, medians reported (BENCH_ROUNDS)
  *   scenarios=…   protected,protected-p1,me,login,verify,chain (BENCH_SCENARIOS)
- *   setups=…      sqlite,postgres,workers              (BENCH_SETUPS)
+ *   setups=…      sqlite,postgres,workers,es256,eddsa  (BENCH_SETUPS)
  * e.g. `npm run bench -- duration=5 rounds=1 scenarios=protected,me setups=sqlite`.
  */
 export const SCENARIOS = ['protected', 'protected-p1', 'me', 'login', 'verify', 'chain'] as const
-export const SETUPS = ['sqlite', 'postgres', 'workers'] as const
+export const SETUPS = ['sqlite', 'postgres', 'workers', 'es256', 'eddsa'] as const
 export type ScenarioId = typeof SCENARIOS[number]
 export type SetupId = typeof SETUPS[number]
 

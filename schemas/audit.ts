@@ -23,7 +23,9 @@ export const AUDIT_EVENTS = [
   'email_code_failed',
   'email_verified',
   'access_denied',
-  'session_revoked'
+  'session_revoked',
+  'signing_key_rotated',
+  'signing_key_revoked'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

@@ -18,11 +18,13 @@ import revocationsPlugin from '../plugins/revocations.js'
 import securityPlugin from '../plugins/security.js'
 import openapiPlugin from '../plugins/openapi.js'
 import servicesPlugin from '../plugins/services.js'
+import signingKeysPlugin from '../plugins/signing-keys.js'
 import validationPlugin from '../plugins/validation.js'
 import apiRoutes from '../routes/api/index.js'
 import authRoutes from '../routes/auth.js'
 import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
+import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
 import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
 import reservedRoutes from '../routes/reserved.js'
@@ -69,6 +71,18 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // headers past the hundredth are dropped by Node, never parsed
   app.server.maxHeadersCount = 100
 
+  try {
+    await registerAll(app, config, options)
+  } catch (err) {
+    // a plugin refused to start (the stored keys against DATA_ENCRYPTION_KEYS): what the plugins
+    // before it opened (the database pool, Redis) is closed, so the caller is left with nothing open
+    await app.close().catch(() => {})
+    throw err
+  }
+  return app
+}
+
+async function registerAll (app: FastifyInstance, config: Config, options: BuildOptions): Promise<void> {
   await app.register(configPlugin, { config })
   await app.register(validationPlugin)
   await app.register(errorHandlerPlugin)
@@ -88,6 +102,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(auditPlugin)
   await app.register(revocationsPlugin, { clock: options.clock ?? Date.now })
   await app.register(mailPlugin)
+  await app.register(signingKeysPlugin)
   await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
   await app.register(denialsPlugin)
@@ -95,6 +110,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(openapiPlugin)
 
   await app.register(healthRoutes)
+  await app.register(jwksRoutes)
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
   await app.register(authRoutes, { prefix: '/auth' })
@@ -105,5 +121,4 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await app.register(verifyRoutes)
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)
-  return app
 }

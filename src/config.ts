@@ -5,6 +5,8 @@ import { authzConfig, AuthzSettings, type AuthzConfig } from './config-authz.js'
 import { ConfigError } from './config-error.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
+import { KeysConfigSchema, keysSettings, type KeysConfig } from './config-keys.js'
+import { parseDuration } from './duration.js'
 import { resolveSecret } from './jwt-secret.js'
 import { parseTrustProxy } from './trust-proxy.js'
 
@@ -35,6 +37,7 @@ export const ConfigSchema = Type.Object({
       '(mode 0600, exactly the key), with a warning; unset in production: the server refuses to start'
   })),
   JWT_ISSUER: Type.String({ default: 'gatehouse', minLength: 1, maxLength: 256, description: 'the `iss` claim signed and required' }),
+  ...KeysConfigSchema,
   ENABLE_REGISTER: flag('`true` enables `POST /auth/register`'),
   DATA_DIR: Type.String({
     default: './data',
@@ -179,7 +182,7 @@ export const ConfigSchema = Type.Object({
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config extends RecoveryConfig, AuthzConfig {
+export interface Config extends KeysConfig, RecoveryConfig, AuthzConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -228,12 +231,7 @@ export { ConfigError }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 }
 
-/** '15m' → 900. A bare number is seconds. */
-export function parseDuration (value: string): number {
-  const unit = value.at(-1) ?? ''
-  const factor = UNIT_SECONDS[unit]
-  return factor === undefined ? Number(value) : Number(value.slice(0, -1)) * factor
-}
+export { parseDuration }
 
 function parseRate (value: string): { max: number, windowSeconds: number } {
   const [count = '0', unit = 's'] = value.split('/')
@@ -271,6 +269,7 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     production,
     jwtSecret: resolveSecret(raw.JWT_SECRET, production, dataDir),
     jwtIssuer: raw.JWT_ISSUER,
+    ...keysSettings(raw, production, dataDir),
     enableRegister: raw.ENABLE_REGISTER,
     dataDir,
     databaseUrl: raw.DATABASE_URL ?? `sqlite:${join(dataDir, 'gatehouse.db')}`,

@@ -29,6 +29,7 @@ const CATALOGUE = {
   not_found: { status: 404, message: DETAIL },
   method_not_allowed: { status: 405, message: 'Method %s is not allowed on this resource' },
   request_timeout: { status: 408, message: 'The request took too long' },
+  signing_keys_disabled: { status: 409, message: 'Signing keys exist only with an asymmetric JWT_ALG (ES256, EdDSA or RS256)' },
   payload_too_large: { status: 413, message: 'The request body is too large' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json (UTF-8)' },
   validation_failed: { status: 422, message: 'The given data was invalid', title: 'Validation failed' },
@@ -107,6 +108,7 @@ export function denialOf (error: unknown): { reason: DenialReason, requiredRoles
 export const NotFound = catalogued('not_found')
 export const MethodNotAllowed = catalogued('method_not_allowed')
 export const RequestTimeout = catalogued('request_timeout')
+export const SigningKeysDisabled = catalogued('signing_keys_disabled')
 export const PayloadTooLarge = catalogued('payload_too_large')
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
 export const HeadersTooLarge = catalogued('headers_too_large')

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { ConfigError } from './config-error.js'
-import { makePrivateDir } from './data-dir.js'
+import { readOrGenerateSecret, REGENERATE, replaceSecretFile } from './secret-file.js'
 
 const MIN_BYTES = 32
 const MIN_DISTINCT = 8
-const REGENERATE = 'delete it to generate a new one'
+const LABEL = 'development secret file'
 
 /**
  * An HS256 key shorter than the hash (RFC 7518 §3.2) or made of a handful of characters
@@ -33,77 +31,22 @@ export function resolveSecret (secret: string | undefined, production: boolean, 
     return secret
   }
   if (production) throw new ConfigError('Invalid configuration: JWT_SECRET is required when APP_ENV=production')
-  const file = join(dataDir, 'jwt-secret')
-  const existing = readSecretFile(file)
-  if (existing !== undefined) return existing
-  makePrivateDir(dataDir)
-  const generated = randomBytes(48).toString('base64url')
-  if (!publish(file, generated)) {
-    // another process created it first: use theirs so every worker signs with one key
-    return readSecretFile(file) ?? generated
+  const { value, created, file } = readOrGenerateSecret(dataDir, 'jwt-secret', LABEL, () => randomBytes(48).toString('base64url'))
+  if (created) {
+    process.emitWarning(`JWT_SECRET is not set: generated a development secret in ${file}. Set JWT_SECRET in production.`)
+    return value
   }
-  process.emitWarning(`JWT_SECRET is not set: generated a development secret in ${file}. Set JWT_SECRET in production.`)
-  return generated
+  return checkedFileSecret(file, value)
 }
 
-/** The key in the file, checked; undefined when there is no file. */
-function readSecretFile (file: string): string | undefined {
-  let fd: number
-  try {
-    fd = openSync(file, 'r')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw err
-  }
-  let content: string
-  let mode: number
-  try {
-    mode = fstatSync(fd).mode & 0o777
-    content = readFileSync(fd, 'utf8')
-  } finally {
-    closeSync(fd)
-  }
-  const problem = (mode & 0o077) !== 0
-    ? `is open to other users (mode 0${mode.toString(8)})`
-    : content === '' ? 'is empty' : undefined
-  if (problem !== undefined) throw new ConfigError(`Invalid configuration: the development secret file ${file} ${problem}; ${REGENERATE}`)
+/** The key a secret file holds, refused when weak; an older version's trailing newline is dropped for good. */
+function checkedFileSecret (file: string, content: string): string {
   // versions before 0.2 wrote the key and a newline: the key is what precedes it
   const secret = content.endsWith('\n') ? content.slice(0, -1) : content
   if (weakness(secret) !== undefined) {
-    throw new ConfigError(`Invalid configuration: the development secret file ${file} is weaker than JWT_SECRET allows ` +
+    throw new ConfigError(`Invalid configuration: the ${LABEL} ${file} is weaker than JWT_SECRET allows ` +
       `(at least ${MIN_BYTES} bytes and ${MIN_DISTINCT} distinct characters); ${REGENERATE}`)
   }
-  if (secret !== content) replace(file, secret)
+  if (secret !== content) replaceSecretFile(file, secret)
   return secret
-}
-
-/**
- * Writes the key to a private temporary file, then links it into place: the file appears whole
- * or not at all, so a second process starting at the same moment never reads it half-written.
- * False when the file already exists.
- */
-function publish (file: string, secret: string): boolean {
-  const temporary = writePrivate(file, secret)
-  try {
-    linkSync(temporary, file)
-    return true
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw err
-  } finally {
-    rmSync(temporary, { force: true })
-  }
-}
-
-/** Rewrites the file with exactly the key (same key: tokens it signed stay valid), atomically. */
-function replace (file: string, secret: string): void {
-  renameSync(writePrivate(file, secret), file)
-}
-
-/** A fresh file beside `file` holding exactly `secret`, mode 0600 whatever the umask. */
-function writePrivate (file: string, secret: string): string {
-  const temporary = `${file}.${process.pid}.tmp`
-  rmSync(temporary, { force: true })
-  writeFileSync(temporary, secret, { mode: 0o600, flag: 'wx' })
-  return temporary
 }

@@ -42,7 +42,17 @@ async function main (): Promise<void> {
     runPrimary(config.workers, pino(loggerOptions(config) as LoggerOptions))
     return
   }
-  const app = await buildApp(config)
+  let app: FastifyInstance
+  try {
+    app = await buildApp(config)
+  } catch (err) {
+    // a setting that only the stored data can refute (DATA_ENCRYPTION_KEYS against the stored keys)
+    if (err instanceof ConfigError) {
+      process.stderr.write(`gatehouse: ${err.message}\n`)
+      process.exit(1)
+    }
+    throw err
+  }
   const sockets = reapIdleSocketsWhileClosing(app)
   // a worker stops on the primary's SIGTERM only: a terminal's Ctrl-C reaches the whole process
   // group, and a second signal would make close-with-grace exit at once instead of draining

@@ -38,6 +38,12 @@ export class VerifiedTokenCache {
     this.totalBytes += bytes
   }
 
+  /** Forgets every entry (a signing key was revoked: what it signed must be verified again). */
+  clear (): void {
+    this.entries.clear()
+    this.totalBytes = 0
+  }
+
   get size (): number {
     return this.entries.size
   }

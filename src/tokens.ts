@@ -111,7 +111,7 @@ export class TokenIssuer {
     }
     let payload: unknown
     try {
-      payload = this.codec.verify(token)
+      payload = this.codec.verify(token, type, nowMs)
     } catch (err) {
       if ((err as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpired()
       throw new TokenInvalid()

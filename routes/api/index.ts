@@ -4,6 +4,7 @@ import loginRoute from '../login.js'
 import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'
 import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
+import keyRoutes from './keys.js'
 import userRoutes from './users.js'
 
 /**
@@ -28,6 +29,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     await api.register(userRoutes, { prefix: '/users' })
     await api.register(userSessionRoutes, { prefix: '/users' })
     await api.register(auditRoutes, { prefix: '/audit' })
+    await api.register(keyRoutes, { prefix: '/keys' })
   })
 }
 

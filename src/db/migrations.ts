@@ -95,6 +95,24 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('audit_events_actor_id_at').on('audit_events').columns(['actor_id', 'at']).execute()
     }
   },
+  '0008_signing_keys': {
+    async up (db: Kysely<unknown>) {
+      // the key pairs of asymmetric access tokens; states follow from the times, so instances agree.
+      // `seq` orders the keys and is unique, so two instances rotating at once create one key, not two
+      await db.schema.createTable('signing_keys')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('seq', 'integer', (c) => c.notNull().unique())
+        .addColumn('alg', 'text', (c) => c.notNull())
+        .addColumn('public_jwk', 'text', (c) => c.notNull())
+        // PKCS#8, sealed with DATA_ENCRYPTION_KEYS (the key id is part of the value)
+        .addColumn('private_key', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('activates_at', 'text', (c) => c.notNull())
+        .addColumn('retires_at', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute()
+    }
+  },
   '0009_mail_outbox': {
     async up (db: Kysely<unknown>) {
       // mail is written here in the request's transaction and delivered afterwards (src/mail/sender.ts).

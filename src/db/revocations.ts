@@ -32,6 +32,14 @@ export class RevocationRepository {
     return rows.map(toRevocation)
   }
 
+  /** Records one revocation (a no-op when the id is already recorded), for the others to learn by the sequence. */
+  async record (entry: { sessionId: string, userId: string, reason: string, revokedAt: string, expiresAt: string }): Promise<void> {
+    await this.db.insertInto('revocations')
+      .values({ session_id: entry.sessionId, user_id: entry.userId, reason: entry.reason, revoked_at: entry.revokedAt, expires_at: entry.expiresAt })
+      .onConflict((oc) => oc.column('session_id').doNothing())
+      .execute()
+  }
+
   async deleteExpired (now: string): Promise<void> {
     await this.db.deleteFrom('revocations').where('expires_at', '<=', now).execute()
   }

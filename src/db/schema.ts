@@ -114,7 +114,24 @@ export interface OneTimeSecretsTable {
   spent_at: string | null
 }
 
+export interface SigningKeysTable {
+  kid: string
+  seq: number
+  alg: string
+  /** the public half as a JWK (JSON) */
+  public_jwk: string
+  /** the private half, PKCS#8 DER sealed with DATA_ENCRYPTION_KEYS */
+  private_key: string
+  created_at: string
+  /** when it starts signing */
+  activates_at: string
+  /** when it is gone: its last token has expired and caches of the key set have let it go */
+  retires_at: string | null
+  revoked_at: string | null
+}
+
 export interface Database {
+  signing_keys: SigningKeysTable
   users: UsersTable
   sessions: SessionsTable
   revocations: RevocationsTable
@@ -130,3 +147,4 @@ export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
 export type MailOutboxRow = Selectable<MailOutboxTable>
 export type OneTimeSecretRow = Selectable<OneTimeSecretsTable>
+export type SigningKeyRow = Selectable<SigningKeysTable>

@@ -6,6 +6,7 @@ import { migrateToLatest } from './migrations.js'
 import { OneTimeSecretRepository } from './one-time-secrets.js'
 import { RevocationRepository } from './revocations.js'
 import type { Database } from './schema.js'
+import { SigningKeyRepository } from './signing-keys.js'
 import { SessionRepository } from './sessions.js'
 import { UserRepository } from './users.js'
 
@@ -22,6 +23,7 @@ export interface Store {
   /** mail to deliver: enqueue on the transaction that writes what the mail is about */
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
+  readonly signingKeys: SigningKeyRepository
   /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
@@ -43,6 +45,7 @@ class KyselyStore implements Store {
   readonly auditEvents: AuditEventRepository
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
+  readonly signingKeys: SigningKeyRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
     this.users = new UserRepository(db, kind === 'postgres')
@@ -51,6 +54,7 @@ class KyselyStore implements Store {
     this.auditEvents = new AuditEventRepository(db)
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
     this.oneTimeSecrets = new OneTimeSecretRepository(db)
+    this.signingKeys = new SigningKeyRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

@@ -10,7 +10,10 @@ import { RecoveryService } from '../recovery.js'
 import { RevocationIndex } from '../revocations/revocation-index.js'
 import { SessionService } from '../sessions.js'
 import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../throttle.js'
-import { createTokenCodec } from '../token-codec.js'
+import { Envelope } from '../crypto/envelope.js'
+import { KeyRing } from '../keys/key-ring.js'
+import { KeyService } from '../keys/key-service.js'
+import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS } from '../token-codec.js'
 import { TokenIssuer } from '../tokens.js'
 import { normalizeEmail, UserService } from '../users.js'
 import type { CoreLogger } from '../logger.js'
@@ -49,6 +52,8 @@ export interface Services {
   mail: MailSender
   /** password reset and email codes; the routes exist only with their switches on */
   recovery: RecoveryService
+  /** the asymmetric signing keys (list, rotate, revoke); started by the server (plugins/signing-keys.ts) */
+  keys: KeyService
   /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (the server calls it at start) */
   bootstrapAdmin (): Promise<void>
 }
@@ -60,8 +65,11 @@ export interface Services {
  */
 export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents(), mailTransport }: ServiceOptions): Promise<Services> {
   const hasher = await PasswordHasher.create(config.argon2, events)
+  const ring = config.jwtAlg === 'HS256'
+    ? undefined
+    : new KeyRing(config.jwtAlg, { issuer: config.jwtIssuer, audience: config.jwtAudience, requiredClaims: REQUIRED_CLAIMS, typ: ACCESS_TOKEN_TYP })
   const tokens = new TokenIssuer(
-    createTokenCodec(config.jwtSecret, config.jwtIssuer),
+    createTokenCodec(config.jwtSecret, config.jwtIssuer, { audience: config.jwtAudience, ring }),
     { issuer: config.jwtIssuer, accessTtl: config.accessTtl, refreshTtl: config.refreshTtl },
     { maxEntries: config.tokenCacheSize }
   )
@@ -73,11 +81,13 @@ export async function createServices ({ config, store, log, counters = new Memor
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
   const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
   const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log, () => { mail.wake() })
+  const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
+  const keys = new KeyService({ store, config, ring, envelope, audit, revocations, onRevoked: () => { tokens.cache.clear() }, log })
 
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, mail, recovery, bootstrapAdmin }
+  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, mail, recovery, bootstrapAdmin }
 }
 
 /**

@@ -14,7 +14,7 @@ import { EXPIRED, JWT } from '../patterns.js'
  * RFC 8725. The first test shows that the forging itself is sound: unchanged, it passes.
  */
 
-const HS256 = { alg: 'HS256', typ: 'JWT' }
+const HS256 = { alg: 'HS256', typ: 'at+jwt' }
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
@@ -92,7 +92,7 @@ t.test('the access token of a login has the documented claims', async (t) => {
   const s = await signedIn(t)
   t.match(s.access, JWT)
   const header = JSON.parse(Buffer.from(s.access.split('.')[0] ?? '', 'base64url').toString('utf8'))
-  t.same(header, { alg: 'HS256', typ: 'JWT' })
+  t.same(header, { alg: 'HS256', typ: 'at+jwt' })
   const { iat, exp, jti, session_id: sessionId, ...rest } = s.claims
   t.same(rest, { user_id: s.id, email: s.email, roles: ['user'], is_superuser: false, type: 'access', sub: s.id, iss: 'gatehouse', aal: 'aal1', amr: ['pwd'], auth_time: iat })
   t.equal(exp - iat, 15 * 60)

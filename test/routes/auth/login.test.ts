@@ -65,7 +65,7 @@ t.test('POST /auth/login issues HS256 access and refresh tokens carrying the doc
   const access = decode(body.access_token)
   const refresh = decode(body.refresh_token)
 
-  t.strictSame(access.header, { alg: 'HS256', typ: 'JWT' })
+  t.strictSame(access.header, { alg: 'HS256', typ: 'at+jwt' })
   t.strictSame(refresh.header, { alg: 'HS256', typ: 'JWT' })
   for (const { payload } of [access, refresh]) {
     t.match(payload.session_id, UUID)

@@ -1,0 +1,273 @@
+import type { AuditSink, RequestContext } from '../audit.js'
+import { ConfigError } from '../config-error.js'
+import type { KeysConfig } from '../config-keys.js'
+import { EnvelopeError, type Envelope } from '../crypto/envelope.js'
+import type { StoredSigningKey } from '../db/signing-keys.js'
+import type { Store } from '../db/store.js'
+import { NotFound, SigningKeysDisabled } from '../errors.js'
+import type { CoreLogger } from '../logger.js'
+import type { RevocationIndex } from '../revocations/revocation-index.js'
+import { generatePair, pemOf, type GeneratedPair, type PublicJwk } from './key-pairs.js'
+import type { KeyRing, RingKeyMaterial } from './key-ring.js'
+import { currentKey, keyState, relink, type KeyState } from './key-states.js'
+
+/** One key as GET /api/keys lists it. */
+export interface KeyEntry {
+  kid: string
+  alg: string
+  state: Exclude<KeyState, 'gone'>
+  createdAt: string
+  activatesAt: string
+  retiresAt: string | null
+}
+
+export interface KeyServiceOptions {
+  store: Store
+  config: KeysConfig & { accessTtl: number }
+  /** undefined under HS256: there are no keys then */
+  ring: KeyRing | undefined
+  envelope: Envelope | undefined
+  audit: AuditSink
+  /** key changes travel as entries of the revocation index, so they reach the others by its sync */
+  revocations: RevocationIndex
+  /** a key was revoked: tokens it signed that were verified and cached must be verified again */
+  onRevoked: () => void
+  log: Pick<CoreLogger, 'info' | 'warn'>
+}
+
+const SIGNAL = 'signing-key:'
+/** Long enough for every instance's catch-up read to see the entry; then the entry may go. */
+const SIGNAL_TTL_MS = 10 * 60_000
+const SYSTEM: RequestContext = { ip: 'system' }
+
+/**
+ * The asymmetric signing keys: list, rotate and revoke (the API and the CLI call these; each
+ * change is audited), the first key at start, automatic rotation, and the ring the token codec
+ * reads, reloaded whenever any instance changes a key. Only keys of the configured JWT_ALG count:
+ * changing it makes a new key sign and leaves the others unused.
+ */
+export class KeyService {
+  private timer: NodeJS.Timeout | undefined
+  private readonly handled = new Set<string>()
+  private readonly lingerMs: number
+
+  constructor (private readonly options: KeyServiceOptions) {
+    this.lingerMs = (options.config.accessTtl + options.config.jwksMaxAge) * 1000
+  }
+
+  get enabled (): boolean {
+    return this.options.ring !== undefined
+  }
+
+  /** Every stored key is checked against DATA_ENCRYPTION_KEYS before anything is created. */
+  async start (): Promise<void> {
+    const { ring, revocations, config } = this.options
+    if (ring === undefined) return
+    revocations.onLearn((id) => { this.heard(id) })
+    this.materials(await this.keysOfAlg(), Date.now(), true)
+    if (currentKey(await this.keysOfAlg(), Date.now()) === undefined) await this.create(0, 'first')
+    await this.reload(true)
+    const interval = config.jwtKeyRotationInterval
+    if (interval === undefined) return
+    const everyMs = Math.min(60_000, Math.max(1000, interval * 250))
+    this.timer = setInterval(() => { this.rotateIfDue().catch((err) => { this.options.log.warn({ err }, 'automatic key rotation failed') }) }, everyMs)
+    this.timer.unref()
+  }
+
+  close (): void {
+    clearInterval(this.timer)
+  }
+
+  async list (): Promise<KeyEntry[]> {
+    if (!this.enabled) return []
+    const keys = await this.keysOfAlg()
+    const now = Date.now()
+    const current = currentKey(keys, now)
+    const entries: KeyEntry[] = []
+    for (const key of keys) {
+      const state = keyState(key, current, now)
+      if (state !== 'gone') entries.push({ kid: key.kid, alg: key.alg, state, createdAt: key.createdAt, activatesAt: key.activatesAt, retiresAt: key.retiresAt })
+    }
+    return entries
+  }
+
+  /** A new key, published now, signing after JWT_KEY_PUBLISH_LEAD. */
+  async rotate (context: RequestContext, actorId?: string): Promise<KeyEntry> {
+    if (!this.enabled) throw new SigningKeysDisabled()
+    const key = await this.create(this.options.config.jwtKeyPublishLead * 1000, 'rotate') as StoredSigningKey
+    this.options.audit({ event: 'signing_key_rotated', actorId, detail: key.kid }, context)
+    return { kid: key.kid, alg: key.alg, state: 'next', createdAt: key.createdAt, activatesAt: key.activatesAt, retiresAt: null }
+  }
+
+  /**
+   * Unpublished and refused at once; a current key is replaced at once by the next one, or by
+   * a new key that signs at once. NotFound for an unknown or gone kid; revoking twice is no error.
+   */
+  async revoke (kid: string, context: RequestContext, actorId?: string): Promise<void> {
+    if (!this.enabled) throw new SigningKeysDisabled()
+    const now = Date.now()
+    const keys = await this.keysOfAlg()
+    const key = keys.find((k) => k.kid === kid)
+    if (key === undefined || keyState(key, currentKey(keys, now), now) === 'gone') throw new NotFound('Signing key not found')
+    if (key.revokedAt !== null) return
+    const replacement = await this.replacementFor(key, now)
+    await this.options.store.transaction(async (tx) => {
+      const at = new Date(now).toISOString()
+      await tx.signingKeys.update(kid, { revokedAt: at, retiresAt: key.retiresAt ?? new Date(now + this.lingerMs).toISOString() })
+      if (replacement === 'promote') await this.promoteNext(tx, now)
+      // in the same transaction: no instance ever reads a state with no key to sign
+      if (typeof replacement === 'object' && await this.insertKey(tx, replacement, 0, ((await tx.signingKeys.list()).at(-1)?.seq ?? 0) + 1) === undefined) {
+        throw new Error('another instance added a signing key at the same moment: revoke again')
+      }
+      await this.relinkIn(tx, now)
+    })
+    this.options.audit({ event: 'signing_key_revoked', actorId, detail: kid }, context)
+    await this.signal(`${SIGNAL}${kid}:revoked`, kid)
+  }
+
+  /** JWT_KEY_ROTATION_INTERVAL: several instances may find it due at once; one of them rotates. */
+  async rotateIfDue (): Promise<void> {
+    const interval = this.options.config.jwtKeyRotationInterval
+    if (interval === undefined) return
+    const all = await this.options.store.signingKeys.list()
+    const newest = all.filter((k) => k.alg === this.options.config.jwtAlg && k.revokedAt === null).at(-1)
+    if (newest !== undefined && Date.parse(newest.createdAt) + interval * 1000 > Date.now()) return
+    // only if no key (of any kind, revoked ones included) was added since this read
+    const key = await this.create(this.options.config.jwtKeyPublishLead * 1000, 'auto', all.at(-1)?.seq ?? 0)
+    if (key !== undefined) this.options.audit({ event: 'signing_key_rotated', detail: key.kid }, SYSTEM)
+  }
+
+  /** The JWKS: next, current and previous public keys; none under HS256. */
+  published (): PublicJwk[] {
+    return this.options.ring?.published(Date.now()) ?? []
+  }
+
+  /** Rebuilds the ring from the database (the codec reads it). */
+  async reload (starting = false): Promise<void> {
+    const { ring } = this.options
+    if (ring === undefined) return
+    ring.set(this.materials(await this.keysOfAlg(), Date.now(), starting))
+  }
+
+  private async keysOfAlg (): Promise<StoredSigningKey[]> {
+    const alg = this.options.config.jwtAlg
+    return (await this.options.store.signingKeys.list()).filter((k) => k.alg === alg)
+  }
+
+  /** What replaces a revoked current key: the next one, promoted, or a freshly made pair. */
+  private async replacementFor (key: StoredSigningKey, now: number): Promise<'promote' | GeneratedPair | undefined> {
+    const keys = await this.keysOfAlg()
+    if (currentKey(keys, now)?.kid !== key.kid) return undefined
+    if (keys.some((k) => k.revokedAt === null && Date.parse(k.activatesAt) > now)) return 'promote'
+    return await generatePair(this.options.ring?.alg ?? 'ES256')
+  }
+
+  private async promoteNext (tx: Store, now: number): Promise<void> {
+    const next = (await tx.signingKeys.list())
+      .filter((k) => k.alg === this.options.config.jwtAlg && k.revokedAt === null && Date.parse(k.activatesAt) > now)
+      .sort((a, b) => Date.parse(a.activatesAt) - Date.parse(b.activatesAt))[0]
+    if (next !== undefined) await tx.signingKeys.update(next.kid, { activatesAt: new Date(now).toISOString() })
+  }
+
+  private async relinkIn (tx: Store, now: number): Promise<void> {
+    const keys = (await tx.signingKeys.list()).filter((k) => k.alg === this.options.config.jwtAlg)
+    for (const change of relink(keys, this.lingerMs, now)) await tx.signingKeys.update(change.kid, { retiresAt: change.retiresAt })
+  }
+
+  /**
+   * Stores a new key activating `leadMs` after its creation and links the chain. Two instances adding a key
+   * at once compete for the next `seq`; the loser of an automatic rotation (`afterSeq`: only if no
+   * key was added since that one) or of the first key creates nothing (undefined), the loser of a
+   * requested rotation takes the place after the winner's.
+   */
+  private async create (leadMs: number, mode: 'first' | 'rotate' | 'auto', afterSeq?: number): Promise<StoredSigningKey | undefined> {
+    const { ring, envelope, store } = this.options
+    if (ring === undefined || envelope === undefined) throw new SigningKeysDisabled()
+    const pair = await generatePair(ring.alg)
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const created = await store.transaction(async (tx) => {
+        const last = (await tx.signingKeys.list()).at(-1)?.seq ?? 0
+        if (afterSeq !== undefined && last !== afterSeq) return undefined
+        return await this.insertKey(tx, pair, leadMs, last + 1)
+      })
+      if (created !== undefined) {
+        await this.signal(`${SIGNAL}${created.kid}:created`)
+        return created
+      }
+      if (mode === 'auto' || (mode === 'first' && currentKey(await this.keysOfAlg(), Date.now()) !== undefined)) {
+        await this.reload()
+        return undefined
+      }
+    }
+    throw new Error('could not store a new signing key: other instances kept adding keys')
+  }
+
+  /** Stores a key numbered `seq` (false when that number was just taken) and links the chain. */
+  private async insertKey (tx: Store, pair: GeneratedPair, leadMs: number, seq: number): Promise<StoredSigningKey | undefined> {
+    const { ring, envelope } = this.options as { ring: KeyRing, envelope: Envelope }
+    const now = Date.now()
+    const key: StoredSigningKey = {
+      kid: pair.kid,
+      seq,
+      alg: ring.alg,
+      publicJwk: JSON.stringify(pair.publicJwk),
+      privateKey: envelope.seal(pair.privateDer, pair.kid),
+      createdAt: new Date(now).toISOString(),
+      activatesAt: new Date(now + leadMs).toISOString(),
+      retiresAt: null,
+      revokedAt: null
+    }
+    if (!await tx.signingKeys.insert(key)) return undefined
+    await this.relinkIn(tx, now)
+    return key
+  }
+
+  /** Applies a key change here at once, then tells the other instances. */
+  private async signal (id: string, revokedKid?: string): Promise<void> {
+    this.handled.add(id)
+    this.apply(revokedKid)
+    await this.reload()
+    const now = Date.now()
+    // the row is what instances without the broadcast read (the poll by the revocations' sequence)
+    await this.options.store.revocations.record({
+      sessionId: id, userId: '', reason: 'signing_key', revokedAt: new Date(now).toISOString(), expiresAt: new Date(now + SIGNAL_TTL_MS).toISOString()
+    })
+    this.options.revocations.add(id, now + SIGNAL_TTL_MS)
+  }
+
+  /** A key change made elsewhere: a revoked kid stops verifying now, the rest follows the reload. */
+  private heard (id: string): void {
+    if (!id.startsWith(SIGNAL) || this.handled.has(id)) return
+    this.handled.add(id)
+    const [, kid, event] = id.split(':')
+    this.apply(event === 'revoked' ? kid : undefined)
+    this.reload().catch((err) => { this.options.log.warn({ err }, 'reloading the signing keys failed') })
+  }
+
+  private apply (revokedKid: string | undefined): void {
+    if (revokedKid === undefined) return
+    this.options.ring?.drop(revokedKid)
+    this.options.onRevoked()
+  }
+
+  /** The live keys opened with DATA_ENCRYPTION_KEYS; at start a key that does not open stops it, naming the setting. */
+  private materials (keys: StoredSigningKey[], now: number, starting: boolean): RingKeyMaterial[] {
+    const current = currentKey(keys, now)
+    const out: RingKeyMaterial[] = []
+    for (const key of keys) {
+      const state = keyState(key, current, now)
+      if (state === 'gone' || state === 'revoked') continue
+      try {
+        const jwk = JSON.parse(key.publicJwk) as PublicJwk
+        const der = (this.options.envelope as Envelope).open(key.privateKey, key.kid)
+        out.push({ kid: key.kid, seq: key.seq, activatesAt: key.activatesAt, retiresAt: key.retiresAt, jwk, ...pemOf(jwk, der) })
+      } catch (err) {
+        if (!(err instanceof EnvelopeError) || !starting) throw err
+        throw new ConfigError(err.reason === 'unknown_key'
+          ? `Invalid configuration: DATA_ENCRYPTION_KEYS has no key ${err.keyId}, which encrypted signing key ${key.kid}`
+          : `Invalid configuration: DATA_ENCRYPTION_KEYS key ${err.keyId} does not decrypt signing key ${key.kid} (a different key under the same id?)`)
+      }
+    }
+    return out
+  }
+}
