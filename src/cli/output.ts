@@ -11,7 +11,8 @@ export function userJson (user: User) {
     created_at: user.createdAt,
     updated_at: user.updatedAt,
     roles: user.roles,
-    is_superuser: user.isSuperuser
+    is_superuser: user.isSuperuser,
+    email_verified: user.emailVerified
   }
 }
 

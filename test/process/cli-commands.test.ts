@@ -32,7 +32,7 @@ t.test('user create, list and show print text, and --json the API\'s UserRespons
   const { env, user } = await seeded(t)
   t.match(user.id, UUID)
   t.match(user.created_at, ISO)
-  t.strictSame(user, { id: user.id, email: 'ann@example.com', name: 'Ann', age: null, created_at: user.created_at, updated_at: user.created_at, roles: ['editor'], is_superuser: false })
+  t.strictSame(user, { id: user.id, email: 'ann@example.com', name: 'Ann', age: null, created_at: user.created_at, updated_at: user.created_at, roles: ['editor'], is_superuser: false, email_verified: false })
 
   const list = await cli(['user', 'list'], env)
   t.equal(list.code, 0, list.stderr)
@@ -120,7 +120,7 @@ t.test('user set-roles, set-password and delete: output, sessions ended, audit e
 
 t.test('--help on every command prints its usage and exits 0; bad arguments exit 2 with a usage line', async (t) => {
   const env = { DATA_DIR: tempDir(t) }
-  const commands = [['migrate'], ['user', 'create'], ['user', 'list'], ['user', 'show'], ['user', 'set-password'], ['user', 'set-roles'], ['user', 'delete'], ['sessions', 'list'], ['sessions', 'revoke']]
+  const commands = [['migrate'], ['user', 'create'], ['user', 'list'], ['user', 'show'], ['user', 'set-password'], ['user', 'set-roles'], ['user', 'delete'], ['sessions', 'list'], ['sessions', 'revoke'], ['keys', 'list'], ['keys', 'rotate'], ['keys', 'revoke'], ['mail', 'test']]
   // one at a time: a few processes at once on a loaded machine are slow enough to time out
   for (const command of commands) {
     const run = await cli([...command, '--help'], env)
