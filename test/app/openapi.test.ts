@@ -46,6 +46,10 @@ const STATUSES: Record<string, number[]> = {
   'DELETE /api/auth/sessions/{id}': [204, 400, 401, 403, 404, 413, 415, 422, 500, 503],
   'GET /api/users/{id}/sessions': [200, 400, 401, 403, 404, 422, 500, 503],
   'DELETE /api/users/{id}/sessions': [200, 400, 401, 403, 404, 413, 415, 422, 500, 503],
+  'GET /.well-known/jwks.json': [200, 400, 500, 503],
+  'GET /api/keys': [200, 400, 401, 403, 500, 503],
+  'POST /api/keys/rotate': [201, 400, 401, 403, 409, 413, 415, 500, 503],
+  'DELETE /api/keys/{kid}': [204, 400, 401, 403, 404, 409, 413, 415, 422, 500, 503],
   'GET /openapi.json': [200, 400, 500, 503],
   'GET /docs': [200, 400, 500, 503]
 }
@@ -136,7 +140,7 @@ t.test('operationIds are unique and tags are declared', async (t) => {
   const ids = [...operationsOf(document).values()].map((operation) => operation.operationId)
   t.equal(new Set(ids).size, ids.length)
   const declared = (document.tags ?? []).map((tag) => tag.name).sort()
-  t.same(declared, ['audit', 'auth', 'docs', 'health', 'reserved', 'sessions', 'users'])
+  t.same(declared, ['audit', 'auth', 'docs', 'health', 'keys', 'reserved', 'sessions', 'users'])
   const used = new Set([...operationsOf(document).values()].flatMap((operation) => operation.tags ?? []))
   t.same([...used].sort(), declared)
   const operations = operationsOf(document)
@@ -154,7 +158,8 @@ t.test('the security schemes are bearerAuth, cookieAuth and refreshCookie, requi
   })
   const verify = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'].map((m) => `${m} /auth/verify`)
   const secured = [...verify, 'GET /auth/me', 'POST /api/auth/change-password', 'GET /api/users', 'POST /api/users', 'GET /api/users/{id}', 'PUT /api/users/{id}', 'DELETE /api/users/{id}', 'GET /api/audit',
-    'GET /api/auth/sessions', 'DELETE /api/auth/sessions', 'DELETE /api/auth/sessions/{id}', 'GET /api/users/{id}/sessions', 'DELETE /api/users/{id}/sessions']
+    'GET /api/auth/sessions', 'DELETE /api/auth/sessions', 'DELETE /api/auth/sessions/{id}', 'GET /api/users/{id}/sessions', 'DELETE /api/users/{id}/sessions',
+    'GET /api/keys', 'POST /api/keys/rotate', 'DELETE /api/keys/{kid}']
   // a credential that may be left out (the refresh token in the body instead; nothing at all to sign out locally)
   const optional: Record<string, unknown> = {
     'POST /auth/refresh': [{ refreshCookie: [] }, {}],
@@ -186,5 +191,5 @@ t.test('401 carries WWW-Authenticate and 429 carries Retry-After; the response b
   const shed = login?.responses?.['503'] as OpenAPI.ResponseObject
   t.same(Object.keys(shed.headers ?? {}), [...rateLimit, 'Retry-After'])
   t.same(document.components?.schemas?.ErrorResponse?.required, ['error', 'message', 'code'])
-  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse', 'User', 'PaginationMeta', 'UserList', 'TokenResponse', 'AuditEvent', 'AuditList', 'Message', 'Session', 'SessionList', 'RevokedSessions'])
+  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse', 'User', 'PaginationMeta', 'UserList', 'TokenResponse', 'AuditEvent', 'AuditList', 'Message', 'Session', 'SessionList', 'RevokedSessions', 'Jwk', 'JwkSet', 'SigningKey', 'SigningKeyList'])
 })
