@@ -8,7 +8,8 @@ import { readAccessCredential, REFRESH_COOKIE } from '../src/credentials.js'
 import { RegistrationDisabled, TokenMissing, TokenRevoked, ValidationFailed } from '../src/errors.js'
 import type { Claims } from '../src/tokens.js'
 import loginRoute from './login.js'
-import { toTokenResponse, toUserResponse } from './responses.js'
+import { userRepresentation } from '../src/representations.js'
+import { toTokenResponse } from './responses.js'
 
 /** /auth: sign-in, refresh, logout, the current user and self-registration (docs/api.md#routes, #tokens-and-sessions). */
 const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -88,7 +89,7 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const user = await fastify.users.findById(request.claims?.user_id ?? '')
     if (user === undefined) throw new TokenRevoked()
-    return toUserResponse(user)
+    return userRepresentation(user)
   })
 
   fastify.post('/register', {

@@ -2,16 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { KidParams, SigningKey, SigningKeyList } from '../../schemas/keys.js'
-import type { KeyEntry } from '../../src/keys/key-service.js'
+import { signingKeyRepresentation } from '../../src/representations.js'
 import type { Claims } from '../../src/tokens.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 // no role is enough: only a superuser passes (is_superuser passes every check)
 const SUPERUSER = { access: { roles: [] }, noStore: true }
-
-function toSigningKey (entry: KeyEntry): SigningKey {
-  return { kid: entry.kid, alg: entry.alg, state: entry.state, created_at: entry.createdAt, activates_at: entry.activatesAt, retires_at: entry.retiresAt }
-}
 
 /** /api/keys: the signing keys of access tokens, listed, rotated and revoked by a superuser (docs/keys.md). */
 const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -21,7 +17,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/', {
     schema: { tags: ['keys'], summary: 'List the signing keys not yet gone, oldest first', security: SECURED, response: { 200: ref(SigningKeyList), ...errorResponses(401, 403) } },
     config: SUPERUSER
-  }, async () => ({ data: (await keys.list()).map(toSigningKey) }))
+  }, async () => ({ data: (await keys.list()).map(signingKeyRepresentation) }))
 
   fastify.post('/rotate', {
     schema: {
@@ -33,7 +29,7 @@ const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: SUPERUSER
   }, async (request, reply) => {
     const entry = await keys.rotate({ ip: request.ip }, actorOf(request))
-    return reply.code(201).send(toSigningKey(entry))
+    return reply.code(201).send(signingKeyRepresentation(entry))
   })
 
   fastify.delete('/:kid', {

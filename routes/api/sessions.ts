@@ -2,27 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { IdParams, ref, SetCookie } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
-import { RevokedSessions, SessionListResponse, type SessionResponse } from '../../schemas/sessions.js'
+import { RevokedSessions, SessionListResponse } from '../../schemas/sessions.js'
 import { Forbidden, NotFound } from '../../src/errors.js'
-import type { SessionView } from '../../src/sessions.js'
+import { sessionRepresentation } from '../../src/representations.js'
 import type { Claims } from '../../src/tokens.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 const ADMIN = { access: { roles: ['admin'] }, noStore: true }
-
-function toSessionResponse (session: SessionView, currentId: string | undefined): SessionResponse {
-  return {
-    id: session.id,
-    current: session.id === currentId,
-    created_at: session.createdAt,
-    last_used_at: session.lastUsedAt,
-    expires_at: session.expiresAt,
-    ip: session.ip,
-    user_agent: session.userAgent,
-    aal: session.aal,
-    amr: session.amr
-  }
-}
 
 const callerOf = (request: FastifyRequest) => request.claims as Claims
 
@@ -40,7 +26,7 @@ export const ownSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { noStore: true }
   }, async (request) => {
     const caller = callerOf(request)
-    return { data: (await sessions.list(caller.user_id)).map((s) => toSessionResponse(s, caller.session_id)) }
+    return { data: (await sessions.list(caller.user_id)).map((s) => sessionRepresentation(s, caller.session_id)) }
   })
 
   fastify.delete('/:id', {
@@ -101,7 +87,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: ADMIN
   }, async (request) => {
     const userId = await ownerOf(request.params.id, callerOf(request))
-    return { data: (await sessions.list(userId)).map((s) => toSessionResponse(s, undefined)) }
+    return { data: (await sessions.list(userId)).map((s) => sessionRepresentation(s)) }
   })
 
   fastify.delete('/:id/sessions', {

@@ -7,7 +7,7 @@ import { NotFound } from '../../src/errors.js'
 import { paginationMeta } from '../../src/pagination.js'
 import type { Claims } from '../../src/tokens.js'
 import { assertMayGrant } from '../../src/users.js'
-import { toUserResponse } from '../responses.js'
+import { userRepresentation } from '../../src/representations.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 // every response here but DELETE's empty 204 holds user data
@@ -31,7 +31,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const { page, per_page: perPage } = request.query
     const { users: list, total } = await users.list(page, perPage)
-    return { data: list.map(toUserResponse), pagination: paginationMeta(page, perPage, total) }
+    return { data: list.map(userRepresentation), pagination: paginationMeta(page, perPage, total) }
   })
 
   fastify.post('/', {
@@ -49,7 +49,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     assertMayGrant(caller, { roles, isSuperuser })
     const requester = { actorId: caller.user_id, context: { ip: request.ip } }
     const user = await users.create({ ...account, roles: roles ?? fastify.config.defaultRoles, isSuperuser: isSuperuser ?? false }, requester)
-    return reply.code(201).header('location', `/api/users/${user.id}`).send(toUserResponse(user))
+    return reply.code(201).header('location', `/api/users/${user.id}`).send(userRepresentation(user))
   })
 
   fastify.get('/:id', {
@@ -64,7 +64,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const user = await users.findById(request.params.id)
     if (user === undefined) throw new NotFound('User not found')
-    return toUserResponse(user)
+    return userRepresentation(user)
   })
 
   fastify.put('/:id', {
@@ -82,7 +82,7 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const caller = callerOf(request)
     assertMayGrant(caller, { roles, isSuperuser })
     const user = await users.update(request.params.id, { name, age, roles, isSuperuser }, caller, { ip: request.ip })
-    return toUserResponse(user)
+    return userRepresentation(user)
   })
 
   fastify.delete('/:id', {

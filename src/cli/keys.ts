@@ -1,10 +1,6 @@
 import type { KeyEntry } from '../keys/key-service.js'
+import { signingKeyRepresentation } from '../representations.js'
 import type { CommandGroup } from './command.js'
-
-/** A key as `--json` prints it: the fields and names of GET /api/keys. */
-function keyJson (key: KeyEntry): Record<string, unknown> {
-  return { kid: key.kid, alg: key.alg, state: key.state, created_at: key.createdAt, activates_at: key.activatesAt, retires_at: key.retiresAt }
-}
 
 function keyLine (key: KeyEntry): string {
   return `${key.kid}  ${key.alg}  ${key.state}  created ${key.createdAt}  signs from ${key.activatesAt}${key.retiresAt === null ? '' : `  gone at ${key.retiresAt}`}`
@@ -19,7 +15,7 @@ export const keysGroup: CommandGroup = {
       summary: 'list the signing keys not yet gone, oldest first (none under JWT_ALG=HS256)',
       async run (_input, context) {
         const keys = await (await context()).services.keys.list()
-        return { text: keys.length === 0 ? 'no signing keys (JWT_ALG=HS256 signs with JWT_SECRET)' : keys.map(keyLine).join('\n'), json: { data: keys.map(keyJson) } }
+        return { text: keys.length === 0 ? 'no signing keys (JWT_ALG=HS256 signs with JWT_SECRET)' : keys.map(keyLine).join('\n'), json: { data: keys.map(signingKeyRepresentation) } }
       }
     },
     rotate: {
@@ -28,7 +24,7 @@ export const keysGroup: CommandGroup = {
       async run (_input, context) {
         const cli = await context()
         const key = await cli.services.keys.rotate(cli.requester.context)
-        return { text: `created ${key.kid} (${key.alg}), signing from ${key.activatesAt}`, json: keyJson(key) }
+        return { text: `created ${key.kid} (${key.alg}), signing from ${key.activatesAt}`, json: signingKeyRepresentation(key) }
       }
     },
     revoke: {

@@ -1,5 +1,6 @@
 import type { CommandGroup } from './command.js'
-import { plural, sessionJson, sessionLine } from './output.js'
+import { sessionRepresentation } from '../representations.js'
+import { plural, sessionLine } from './output.js'
 
 const USER = { user: { type: 'string' } } as const
 const USER_HELP = ['--user <email|id>  the user whose sessions these are (required)']
@@ -19,7 +20,7 @@ export const sessionsGroup: CommandGroup = {
         const user = await cli.userOf(values.user as string)
         const sessions = await cli.services.sessions.list(user.id)
         const text = sessions.length === 0 ? `${user.email} has no live session` : sessions.map(sessionLine).join('\n')
-        return { text, json: { data: sessions.map(sessionJson) } }
+        return { text, json: { data: sessions.map((s) => sessionRepresentation(s)) } }
       }
     },
     revoke: {

@@ -3,7 +3,8 @@ import { paginationMeta } from '../pagination.js'
 import { OPERATOR } from '../users.js'
 import { ruleFormats } from '../validation/index.js'
 import { Failure, integerOption, UsageError, type CommandGroup } from './command.js'
-import { plural, userJson, userLine } from './output.js'
+import { userRepresentation } from '../representations.js'
+import { plural, userLine } from './output.js'
 
 const ROLE = new RegExp(Role.pattern ?? '^$')
 const REF = ['<email|id>']
@@ -47,7 +48,7 @@ export const userGroup: CommandGroup = {
         const user = await cli.services.users.create({
           email, password, name, roles: roles ?? cli.config.defaultRoles, isSuperuser: values.superuser === true
         }, cli.requester)
-        return { text: `created user ${user.id} <${user.email}>`, json: userJson(user) }
+        return { text: `created user ${user.id} <${user.email}>`, json: userRepresentation(user) }
       }
     },
     list: {
@@ -62,7 +63,7 @@ export const userGroup: CommandGroup = {
         const { users, total } = await cli.services.users.list(page, perPage)
         const meta = paginationMeta(page, perPage, total)
         const text = [...users.map(userLine), `page ${page} of ${Math.max(meta.last_page, 1)}, ${plural(total, 'user')}`].join('\n')
-        return { text, json: { data: users.map(userJson), pagination: meta } }
+        return { text, json: { data: users.map(userRepresentation), pagination: meta } }
       }
     },
     show: {
@@ -73,7 +74,7 @@ export const userGroup: CommandGroup = {
         const user = await (await context()).userOf(positionals[0] ?? '')
         const text = [`id: ${user.id}`, `email: ${user.email}`, `name: ${user.name}`, `age: ${user.age ?? '-'}`, `roles: ${user.roles.join(', ')}`,
           `superuser: ${user.isSuperuser}`, `created: ${user.createdAt}`, `updated: ${user.updatedAt}`].join('\n')
-        return { text, json: userJson(user) }
+        return { text, json: userRepresentation(user) }
       }
     },
     'set-password': {
@@ -100,7 +101,7 @@ export const userGroup: CommandGroup = {
         const cli = await context()
         const user = await cli.userOf(positionals[0] ?? '')
         const updated = await cli.services.users.update(user.id, { roles }, OPERATOR, cli.requester.context)
-        return { text: `roles of ${updated.email}: ${updated.roles.join(', ')}`, json: userJson(updated) }
+        return { text: `roles of ${updated.email}: ${updated.roles.join(', ')}`, json: userRepresentation(updated) }
       }
     },
     delete: {
