@@ -7,6 +7,7 @@ import { TokenResponse } from '../schemas/auth.js'
 import { Message } from '../schemas/common.js'
 import { Jwk, JwkSet, SigningKey, SigningKeyList } from '../schemas/keys.js'
 import { ErrorResponse } from '../schemas/errors.js'
+import { EmailVerifiedResponse } from '../schemas/recovery.js'
 import { PaginationMeta, UserListResponse, UserResponse } from '../schemas/users.js'
 import { errorCodes } from '../src/errors.js'
 import { completeDocument } from './openapi-document.js'
@@ -21,8 +22,13 @@ const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListRes
  * @see https://github.com/fastify/fastify-swagger
  */
 export default fp(async function openapiPlugin (fastify: FastifyInstance) {
+  const { config } = fastify
   for (const schema of SHARED_SCHEMAS) fastify.addSchema(schema)
-  const options = { codes: errorCodes(), publicUrl: fastify.config.publicUrl }
+  // the recovery routes exist only when switched on, and so do their tag and their own component:
+  // with both off the document is what it was before them
+  const recovery = config.passwordReset !== undefined || config.emailOtp !== undefined
+  if (config.emailOtp !== undefined) fastify.addSchema(EmailVerifiedResponse)
+  const options = { codes: errorCodes(), publicUrl: config.publicUrl }
   await fastify.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -39,6 +45,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         { name: 'audit', description: 'The persisted security events (admins)' },
         { name: 'keys', description: 'The public keys of access tokens (JWKS) and their rotation (superusers)' },
         { name: 'health', description: 'Liveness and readiness' },
+        ...(recovery ? [{ name: 'recovery', description: 'Password reset by email and email codes (switched on)' }] : []),
         { name: 'reserved', description: 'Paths reserved for features to come: 501' },
         { name: 'docs', description: 'This document and its reference page' }
       ],

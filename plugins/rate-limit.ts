@@ -30,7 +30,7 @@ function counterStore (counters: CounterStore) {
 export interface RouteRateLimit { max: number, timeWindow: number, groupId: string }
 
 /** The limiter each group is reported as when it refuses a request. */
-const LIMITER_OF_GROUP: Record<string, Limiter> = { login: 'login_rate', refresh: 'refresh_rate' }
+const LIMITER_OF_GROUP: Record<string, Limiter> = { login: 'login_rate', refresh: 'refresh_rate', mail: 'mail_rate' }
 
 function limiterOf (request: FastifyRequest): Limiter {
   const limit = request.routeOptions.config.rateLimit
@@ -40,14 +40,14 @@ function limiterOf (request: FastifyRequest): Limiter {
 declare module 'fastify' {
   interface FastifyInstance {
     /** Per-client-address limits for the routes that spend argon2 or refresh tokens. */
-    rateLimits: { login: RouteRateLimit, refresh: RouteRateLimit }
+    rateLimits: { login: RouteRateLimit, refresh: RouteRateLimit, mail: RouteRateLimit }
   }
 }
 
 /**
  * @fastify/rate-limit, per route (nothing global): login, register and change-password share
  * LOGIN_RATE_LIMIT per client address (one group, so /auth/login and /api/auth/login count
- * together); refresh has its own. An IPv6 client is counted by its IPV6_SUBNET_PREFIX subnet.
+ * together); refresh has its own; forgot-password and send-otp share MAIL_RATE_LIMIT. An IPv6 client is counted by its IPV6_SUBNET_PREFIX subnet.
  * IETF draft `RateLimit-*` headers; a 429 is our ErrorResponse.
  * Each refusal is reported, through the plugin's own `onExceeded`, as a `throttled` event.
  * @see https://github.com/fastify/fastify-rate-limit
@@ -64,6 +64,7 @@ export default fp(async function rateLimitPlugin (fastify: FastifyInstance) {
   })
   fastify.decorate('rateLimits', {
     login: { max: config.loginRateLimit.max, timeWindow: config.loginRateLimit.windowSeconds * 1000, groupId: 'login' },
-    refresh: { max: config.refreshRateLimit.max, timeWindow: config.refreshRateLimit.windowSeconds * 1000, groupId: 'refresh' }
+    refresh: { max: config.refreshRateLimit.max, timeWindow: config.refreshRateLimit.windowSeconds * 1000, groupId: 'refresh' },
+    mail: { max: config.mailRateLimit.max, timeWindow: config.mailRateLimit.windowSeconds * 1000, groupId: 'mail' }
   })
 }, { name: 'rate-limit', dependencies: ['config', 'counters', 'services'] })

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { AuthService } from '../src/auth.js'
+import type { TransportOptions } from '../src/mail/transport.js'
 import type { RevocationIndex } from '../src/revocations/revocation-index.js'
 import { createServices, type Services } from '../src/services/index.js'
 import type { SessionService } from '../src/sessions.js'
@@ -21,12 +22,17 @@ declare module 'fastify' {
  * The services of src/, built by createServices and decorated for the routes; the admin is
  * bootstrapped once every plugin is loaded, so its work is observed like any other.
  */
-export default fp(async function servicesPlugin (fastify: FastifyInstance) {
-  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters })
+export default fp(async function servicesPlugin (fastify: FastifyInstance, { mailTransport }: { mailTransport?: TransportOptions }) {
+  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters, mailTransport })
   fastify.decorate('services', services)
   fastify.decorate('auth', services.auth)
   fastify.decorate('sessions', services.sessions)
   fastify.decorate('users', services.users)
   fastify.decorate('revocations', services.revocations)
   fastify.addHook('onReady', async () => { await services.bootstrapAdmin() })
+  // a mail request answered before its secret and outbox row were written finishes first: before
+  // the sender stops (preClose), and any taken meanwhile before the store closes (onClose hooks
+  // run in reverse order of registration)
+  fastify.addHook('preClose', async () => { await services.recovery.settled() })
+  fastify.addHook('onClose', async () => { await services.recovery.settled() })
 }, { name: 'services', dependencies: ['config', 'db', 'counters'] })

@@ -4,9 +4,23 @@ import { NotImplemented } from '../src/errors.js'
 
 const RESERVED = ['forgot-password', 'reset-password', 'send-otp', 'verify-otp', 'enable-2fa', 'verify-2fa']
 
-/** Paths reserved for features to come: every method answers 501, before any body is read. */
+/** Paths of features that are off, by switch: while off they stay reserved. */
+const FEATURE_PATHS = {
+  passwordReset: ['forgot-password', 'reset-password'],
+  emailOtp: ['send-otp', 'verify-otp']
+} as const
+
+/**
+ * Paths reserved for features to come, or switched off: every method answers 501, before any
+ * body is read. A feature switched on (routes/recovery.ts) takes its paths over.
+ */
 const reservedRoutes: FastifyPluginAsync = async (fastify) => {
-  for (const name of RESERVED) {
+  const { config } = fastify
+  const live = new Set<string>([
+    ...(config.passwordReset === undefined ? [] : FEATURE_PATHS.passwordReset),
+    ...(config.emailOtp === undefined ? [] : FEATURE_PATHS.emailOtp)
+  ])
+  for (const name of RESERVED.filter((path) => !live.has(path))) {
     fastify.route({
       method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       url: `/auth/${name}`,

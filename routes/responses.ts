@@ -19,7 +19,8 @@ export function toUserResponse (user: User): UserResponse {
     created_at: user.createdAt,
     updated_at: user.updatedAt,
     roles: user.roles,
-    is_superuser: user.isSuperuser
+    is_superuser: user.isSuperuser,
+    email_verified: user.emailVerified
   }
 }
 

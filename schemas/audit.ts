@@ -17,7 +17,13 @@ export const AUDIT_EVENTS = [
   'grants_changed',
   'user_deleted',
   'signing_key_rotated',
-  'signing_key_revoked'
+  'signing_key_revoked',
+  'password_reset_requested',
+  'password_reset_completed',
+  'password_reset_failed',
+  'email_code_requested',
+  'email_code_failed',
+  'email_verified'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

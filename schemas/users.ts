@@ -18,7 +18,9 @@ export const UserResponse = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
   roles: Roles,
-  is_superuser: Type.Boolean()
+  is_superuser: Type.Boolean(),
+  /** the address was proved with an email code (false until then, whichever features are on) */
+  email_verified: Type.Boolean()
 }, { $id: 'User' })
 export type UserResponse = Static<typeof UserResponse>
 

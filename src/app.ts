@@ -9,6 +9,7 @@ import dbPlugin from '../plugins/db.js'
 import errorHandlerPlugin, { clientErrorHandler } from '../plugins/error-handler.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
+import mailPlugin from '../plugins/mail.js'
 import metricsPlugin from '../plugins/metrics.js'
 import noStorePlugin from '../plugins/no-store.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
@@ -24,9 +25,11 @@ import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
 import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
+import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
 import reservedRoutes from '../routes/reserved.js'
 import type { Config } from './config.js'
 import { loggerOptions, type LogStream } from './logger.js'
+import type { TransportOptions } from './mail/transport.js'
 
 export interface BuildOptions {
   /** a logger instance or options to use instead of the configured one (tests) */
@@ -35,6 +38,8 @@ export interface BuildOptions {
   logStream?: LogStream
   /** this instance's wall clock, ms since the epoch (tests set one that is off, as a real host's may be) */
   clock?: () => number
+  /** options of the SMTP transport (tests trust the CA of the self-signed certificate they made) */
+  mailTransport?: TransportOptions
 }
 
 /** The whole service, plugins then routes; it never listens (server.ts does). */
@@ -86,12 +91,13 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   }
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
-  await app.register(servicesPlugin)
+  await app.register(servicesPlugin, { mailTransport: options.mailTransport })
   // the observers of the services' events, then what keeps the revocation index
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
   await app.register(revocationsPlugin, { clock: options.clock ?? Date.now })
   await app.register(signingKeysPlugin)
+  await app.register(mailPlugin)
   await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
   // before the routes: its onRoute hook collects them into the OpenAPI document
@@ -102,6 +108,9 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
   await app.register(authRoutes, { prefix: '/auth' })
+  // off (the default), their paths stay reserved: 501 on every method
+  if (config.passwordReset !== undefined) await app.register(passwordResetRoutes, { prefix: '/auth' })
+  if (config.emailOtp !== undefined) await app.register(emailCodeRoutes, { prefix: '/auth' })
   await app.register(reservedRoutes)
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)

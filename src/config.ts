@@ -4,6 +4,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from './config-error.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './config-keys.js'
 import { parseDuration } from './duration.js'
+import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
+import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
 import { resolveSecret } from './jwt-secret.js'
 import { parseTrustProxy } from './trust-proxy.js'
 
@@ -172,11 +174,13 @@ export const ConfigSchema = Type.Object({
     minLength: 16,
     maxLength: 1024,
     description: 'the Bearer token a scraper presents at `/metrics`; required (at least 16 characters) when `METRICS_ENABLED=true`'
-  }))
+  })),
+  ...MailSettingsSchema,
+  ...RecoveryConfigSchema
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config extends KeysConfig {
+export interface Config extends KeysConfig, RecoveryConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -217,6 +221,8 @@ export interface Config extends KeysConfig {
   argon2: { memoryCost: number, timeCost: number, parallelism: number }
   tokenCacheSize: number
   metrics: { token: string } | undefined
+  /** SMTP_URL and MAIL_FROM (src/config-mail.ts) */
+  mail: MailConfig
 }
 
 export { ConfigError }
@@ -291,7 +297,9 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     logRequests: raw.LOG_REQUESTS,
     argon2: { memoryCost: raw.ARGON2_MEMORY_COST, timeCost: raw.ARGON2_TIME_COST, parallelism: raw.ARGON2_PARALLELISM },
     tokenCacheSize: raw.TOKEN_CACHE_SIZE,
-    metrics: metricsSettings(raw)
+    metrics: metricsSettings(raw),
+    mail: mailSettings(raw, production),
+    ...recoverySettings(raw, production)
   }
 }
 

@@ -14,6 +14,8 @@ const CATALOGUE = {
   invalid_json: { status: 400, message: DETAIL, title: 'Invalid JSON' },
   email_taken: { status: 400, message: 'The email has already been taken' },
   invalid_password: { status: 400, message: 'The current password is incorrect' },
+  invalid_reset_token: { status: 400, message: 'The reset link is invalid or has expired' },
+  invalid_otp: { status: 400, message: 'The code is invalid or has expired' },
   invalid_credentials: { status: 401, message: 'Invalid email or password' },
   token_missing: { status: 401, message: 'An access token is required' },
   token_invalid: { status: 401, message: 'The token is invalid' },
@@ -74,6 +76,8 @@ export const BadRequest = catalogued('bad_request')
 export const InvalidJson = catalogued('invalid_json')
 export const EmailTaken = catalogued('email_taken')
 export const InvalidPassword = catalogued('invalid_password')
+export const InvalidResetToken = catalogued('invalid_reset_token')
+export const InvalidOtp = catalogued('invalid_otp')
 export const InvalidCredentials = catalogued('invalid_credentials')
 export const TokenMissing = catalogued('token_missing')
 export const TokenInvalid = catalogued('token_invalid')

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { AuditEvent } from './audit.js'
-import { LIMITERS, type Limiter, type ServiceEvents } from './services/events.js'
+import { LIMITERS, MAIL_OUTCOMES, type Limiter, type ServiceEvents } from './services/events.js'
 
 /**
  * The service's Prometheus metrics, in a registry of their own: every app (and every test)
@@ -14,6 +14,7 @@ export class ServiceMetrics {
   private readonly refreshes = new Counter({ name: 'gatehouse_refreshes_total', help: 'Refresh tokens rotated', registers: [this.registry] })
   private readonly reuses = new Counter({ name: 'gatehouse_refresh_reuse_detected_total', help: 'Spent refresh tokens presented after the grace interval (session revoked)', registers: [this.registry] })
   private readonly throttles = new Counter({ name: 'gatehouse_throttled_requests_total', help: 'Requests refused with 429, by limiter', labelNames: ['limiter'], registers: [this.registry] })
+  private readonly mails = new Counter({ name: 'gatehouse_mail_deliveries_total', help: 'Outbox mails settled by the sender: sent, retried (an attempt failed) or abandoned', labelNames: ['outcome'], registers: [this.registry] })
   private readonly hashing = new Histogram({
     name: 'gatehouse_password_hash_duration_seconds',
     help: 'argon2id time per operation',
@@ -33,13 +34,15 @@ export class ServiceMetrics {
     // every series exists from the start, so a rate over a fresh process is 0, not absent
     for (const outcome of ['success', 'failure', 'throttled']) this.logins.inc({ outcome }, 0)
     for (const limiter of LIMITERS) this.throttles.inc({ limiter }, 0)
+    for (const outcome of MAIL_OUTCOMES) this.mails.inc({ outcome }, 0)
   }
 
-  /** Counts what the services report: argon2 times, refusals by limiter, audit events. */
+  /** Counts what the services report: argon2 times, refusals by limiter, audit events, mail deliveries. */
   observe (events: ServiceEvents): void {
     events.on('password', ({ operation, seconds }) => { this.hashing.observe({ operation }, seconds) })
     events.on('throttled', ({ limiter }) => { this.throttled(limiter) })
     events.on('audit', ({ record }) => { this.audited(record.event) })
+    events.on('mail', ({ outcome }) => { this.mails.inc({ outcome }) })
   }
 
   /** Audit events that are metrics too; the others are only audited. */

@@ -5,7 +5,7 @@ import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
 import { InvalidCredentials, RefreshTokenReused, TokenExpired, TokenRevoked } from './errors.js'
 import type { RevocationIndex } from './revocations/revocation-index.js'
-import type { Claims, TokenIssuer } from './tokens.js'
+import { signInStrength, strengthOf, type AuthStrength, type Claims, type SignInMethod, type TokenIssuer } from './tokens.js'
 
 export interface TokenPair {
   sessionId: string
@@ -52,11 +52,12 @@ export class SessionService {
    * Starts a session for a user as read (and checked) by the caller. Should the password or a
    * grant have changed since that read, no session is stored and the sign-in is refused as
    * with wrong credentials: its check no longer holds, and the change's revocation is over.
+   * `method` is how the user proved who they are (the tokens' `amr`).
    */
-  async start (user: User): Promise<TokenPair> {
+  async start (user: User, method: SignInMethod = 'pwd'): Promise<TokenPair> {
     const now = Math.floor(Date.now() / 1000)
     const sessionId = randomUUID()
-    const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge)
+    const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge, signInStrength(method, now))
     const access = this.accessFor(refresh, now)
     const stored = await this.store.sessions.create({
       id: sessionId,
@@ -90,7 +91,8 @@ export class SessionService {
     const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.settings.sessionMaxAge
     if (now >= endsAt) throw new TokenExpired()
     if (session.refreshJti === claims.jti) {
-      const next = this.refreshFor(user, session.id, now, endsAt)
+      // the sign-in's strength and time travel down the chain unchanged
+      const next = this.refreshFor(user, session.id, now, endsAt, strengthOf(claims, Math.floor(Date.parse(session.signedInAt) / 1000)))
       const access = this.accessFor(next, now)
       const rotated = await this.store.sessions.rotate({
         sessionId: session.id,
@@ -183,15 +185,15 @@ export class SessionService {
   }
 
   /** A refresh token that expires with the session at the latest (`endsAt`: sign-in + SESSION_MAX_AGE). */
-  private refreshFor (user: User, sessionId: string, now: number, endsAt: number): Claims {
-    const claims = this.tokens.claims(user, sessionId, 'refresh', now)
+  private refreshFor (user: User, sessionId: string, now: number, endsAt: number, strength: AuthStrength): Claims {
+    const claims = this.tokens.claims(user, sessionId, 'refresh', now, strength)
     return claims.exp > endsAt ? { ...claims, exp: endsAt } : claims
   }
 
   /** The access token that goes with a refresh token: the same subject and grants, and never outliving it. */
   private accessFor (refresh: Claims, now: number): Claims {
     const subject = { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser }
-    const claims = this.tokens.claims(subject, refresh.session_id, 'access', now)
+    const claims = this.tokens.claims(subject, refresh.session_id, 'access', now, strengthOf(refresh, refresh.iat))
     return claims.exp > refresh.exp ? { ...claims, exp: refresh.exp } : claims
   }
 

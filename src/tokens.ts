@@ -18,6 +18,32 @@ export interface Claims {
   exp: number
   iss: string
   jti: string
+  /** authentication assurance level (NIST SP 800-63B): `aal1` for one factor */
+  aal: string
+  /** how the user signed in, RFC 8176 values: `["pwd"]`, or `["email"]` for an email code */
+  amr: string[]
+  /** when the user signed in, seconds since the epoch: a refresh keeps it */
+  auth_time: number
+}
+
+/** How strongly a session's sign-in authenticated the user; every token of the session carries it. */
+export interface AuthStrength { aal: string, amr: string[], authTime: number }
+
+/** The sign-in methods a session can start with (RFC 8176 names). */
+export type SignInMethod = 'pwd' | 'email'
+
+/** The strength of a one-factor sign-in at `authTime` (seconds). A second factor would raise it to aal2. */
+export function signInStrength (method: SignInMethod, authTime: number): AuthStrength {
+  return { aal: 'aal1', amr: [method], authTime }
+}
+
+/** The strength a token carries; tokens signed before these claims existed were password sign-ins. */
+export function strengthOf (claims: Partial<Claims>, signedInAt: number): AuthStrength {
+  return {
+    aal: typeof claims.aal === 'string' ? claims.aal : 'aal1',
+    amr: Array.isArray(claims.amr) ? claims.amr : ['pwd'],
+    authTime: typeof claims.auth_time === 'number' ? claims.auth_time : signedInAt
+  }
 }
 
 /** Who a token speaks for: the user's identity and grants at signing time. */
@@ -48,7 +74,7 @@ export class TokenIssuer {
     this.cache = new VerifiedTokenCache({ maxEntries: 10_000, maxBytes: DEFAULT_CACHE_BYTES, ...cacheLimits })
   }
 
-  claims (subject: TokenSubject, sessionId: string, type: TokenType, nowSeconds: number): Claims {
+  claims (subject: TokenSubject, sessionId: string, type: TokenType, nowSeconds: number, strength: AuthStrength): Claims {
     const ttl = type === 'access' ? this.lifetimes.accessTtl : this.lifetimes.refreshTtl
     return {
       user_id: subject.id,
@@ -61,7 +87,10 @@ export class TokenIssuer {
       iat: nowSeconds,
       exp: nowSeconds + ttl,
       iss: this.lifetimes.issuer,
-      jti: randomUUID()
+      jti: randomUUID(),
+      aal: strength.aal,
+      amr: strength.amr,
+      auth_time: strength.authTime
     }
   }
 

@@ -94,6 +94,50 @@ const migrations: Record<string, Migration> = {
       await sql`update audit_events set actor_id = user_id where event in ('login_succeeded', 'refreshed', 'logged_out', 'registered', 'password_changed')`.execute(db)
       await db.schema.createIndex('audit_events_actor_id_at').on('audit_events').columns(['actor_id', 'at']).execute()
     }
+  },
+  '0009_mail_outbox': {
+    async up (db: Kysely<unknown>) {
+      // mail is written here in the request's transaction and delivered afterwards (src/mail/sender.ts).
+      // subject, text and html are emptied once a row is delivered or abandoned: no link or code stays
+      await db.schema.createTable('mail_outbox')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('recipient', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text')
+        .addColumn('text', 'text')
+        .addColumn('html', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('due_at', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('claim_token', 'text')
+        .addColumn('sent_at', 'text')
+        .addColumn('abandoned_at', 'text')
+        .addColumn('last_error', 'text')
+        .execute()
+      // the sender's claim reads only the pending rows, oldest due first
+      await sql`create index mail_outbox_pending on mail_outbox (due_at) where sent_at is null and abandoned_at is null`.execute(db)
+      await db.schema.createIndex('mail_outbox_created_at').on('mail_outbox').column('created_at').execute()
+    }
+  },
+  '0010_recovery': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.alterTable('users').addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+      // reset tokens and email codes: only a keyed hash of each is kept (src/one-time-secrets.ts)
+      await db.schema.createTable('one_time_secrets')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('purpose', 'text', (c) => c.notNull())
+        .addColumn('secret_hash', 'text', (c) => c.notNull())
+        // the user's credentials_version at issue: a password changed since voids the secret
+        .addColumn('credentials_version', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('spent_at', 'text')
+        .execute()
+      await db.schema.createIndex('one_time_secrets_secret_hash').on('one_time_secrets').column('secret_hash').execute()
+      await db.schema.createIndex('one_time_secrets_user_id_purpose').on('one_time_secrets').columns(['user_id', 'purpose']).execute()
+      await db.schema.createIndex('one_time_secrets_expires_at').on('one_time_secrets').column('expires_at').execute()
+    }
   }
 }
 

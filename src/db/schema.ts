@@ -15,6 +15,8 @@ export interface UsersTable {
   is_superuser: number
   /** bumped whenever the password changes or a grant is taken away (src/db/users.ts) */
   credentials_version: number
+  /** 1 once the user proved the address with a `verify_email` code */
+  email_verified: Generated<number>
   created_at: string
   updated_at: string
 }
@@ -84,12 +86,52 @@ export interface SigningKeysTable {
   revoked_at: string | null
 }
 
+/** Mail waiting for (or done with) delivery; times are ISO 8601 UTC text like every other table's. */
+export interface MailOutboxTable {
+  id: string
+  recipient: string
+  /** subject, text and html are null once the row is delivered or abandoned */
+  subject: string | null
+  text: string | null
+  html: string | null
+  created_at: string
+  /** when a sender may claim the row next; a claim moves it to the end of the claim's lease */
+  due_at: string
+  /** deliveries started (counted at the claim, so a crash during one counts too) */
+  attempts: number
+  /** the claim's token: only the sender holding it may settle the row */
+  claim_token: string | null
+  sent_at: string | null
+  abandoned_at: string | null
+  /** why the latest attempt failed, or why the row was abandoned */
+  last_error: string | null
+}
+
+/** Reset tokens and email codes, each stored only as a keyed hash (src/one-time-secrets.ts). */
+export interface OneTimeSecretsTable {
+  id: string
+  user_id: string
+  /** `reset`, `login` or `verify_email` */
+  purpose: string
+  /** HMAC-SHA256 of the secret, base64url */
+  secret_hash: string
+  /** the user's credentials_version at issue: a later password change voids the secret */
+  credentials_version: number
+  created_at: string
+  expires_at: string
+  /** wrong codes tried against it (email codes) */
+  attempts: Generated<number>
+  spent_at: string | null
+}
+
 export interface Database {
   signing_keys: SigningKeysTable
   users: UsersTable
   sessions: SessionsTable
   revocations: RevocationsTable
   audit_events: AuditEventsTable
+  mail_outbox: MailOutboxTable
+  one_time_secrets: OneTimeSecretsTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -98,3 +140,5 @@ export type SessionRow = Selectable<SessionsTable>
 export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
 export type SigningKeyRow = Selectable<SigningKeysTable>
+export type MailOutboxRow = Selectable<MailOutboxTable>
+export type OneTimeSecretRow = Selectable<OneTimeSecretsTable>

@@ -1,7 +1,9 @@
 import { tracingChannel } from 'node:diagnostics_channel'
 import { Kysely, sql, type Dialect } from 'kysely'
 import { AuditEventRepository } from './audit-events.js'
+import { MailOutboxRepository } from './mail-outbox.js'
 import { migrateToLatest } from './migrations.js'
+import { OneTimeSecretRepository } from './one-time-secrets.js'
 import { RevocationRepository } from './revocations.js'
 import type { Database } from './schema.js'
 import { SigningKeyRepository } from './signing-keys.js'
@@ -19,6 +21,9 @@ export interface Store {
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
   readonly signingKeys: SigningKeyRepository
+  /** mail to deliver: enqueue on the transaction that writes what the mail is about */
+  readonly mailOutbox: MailOutboxRepository
+  readonly oneTimeSecrets: OneTimeSecretRepository
   /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
@@ -39,6 +44,8 @@ class KyselyStore implements Store {
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
   readonly signingKeys: SigningKeyRepository
+  readonly mailOutbox: MailOutboxRepository
+  readonly oneTimeSecrets: OneTimeSecretRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
     this.users = new UserRepository(db, kind === 'postgres')
@@ -46,6 +53,8 @@ class KyselyStore implements Store {
     this.revocations = new RevocationRepository(db)
     this.auditEvents = new AuditEventRepository(db)
     this.signingKeys = new SigningKeyRepository(db)
+    this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
+    this.oneTimeSecrets = new OneTimeSecretRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

@@ -15,11 +15,13 @@ export interface User {
    * one version stores its session only while the version is still that one.
    */
   credentialsVersion: number
+  /** the address was proved with a `verify_email` code */
+  emailVerified: boolean
   createdAt: string
   updatedAt: string
 }
 
-export type NewUser = Omit<User, 'createdAt' | 'updatedAt' | 'credentialsVersion'>
+export type NewUser = Omit<User, 'createdAt' | 'updatedAt' | 'credentialsVersion' | 'emailVerified'>
 
 export interface UserChanges { name?: string, age?: number | null, roles?: string[], isSuperuser?: boolean }
 
@@ -33,6 +35,7 @@ function toUser (row: UserRow): User {
     roles: JSON.parse(row.roles) as string[],
     isSuperuser: row.is_superuser === 1,
     credentialsVersion: row.credentials_version,
+    emailVerified: row.email_verified === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
@@ -134,6 +137,12 @@ export class UserRepository {
       .returningAll()
       .executeTakeFirst()
     return row && toUser(row)
+  }
+
+  /** Records that the user proved the address; false when there is no such user. */
+  async markEmailVerified (id: string, now: string): Promise<boolean> {
+    const result = await this.db.updateTable('users').set({ email_verified: 1, updated_at: now }).where('id', '=', id).executeTakeFirst()
+    return result.numUpdatedRows > 0n
   }
 
   async delete (id: string): Promise<boolean> {

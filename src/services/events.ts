@@ -4,7 +4,7 @@ import type { AuditRecord, RequestContext } from '../audit.js'
  * The limits a 429 can come from. Only these fixed names travel in events and metric labels
  * (never a user, an address or a path parameter), so the number of series stays bounded.
  */
-export const LIMITERS = ['login_rate', 'refresh_rate', 'login_failures', 'password_failures', 'other'] as const
+export const LIMITERS = ['login_rate', 'refresh_rate', 'mail_rate', 'login_failures', 'password_failures', 'other'] as const
 export type Limiter = typeof LIMITERS[number]
 
 /** What the services report, for whoever observes them (metrics, the audit trail). */
@@ -15,7 +15,12 @@ export interface ServiceEventMap {
   throttled: { limiter: Limiter }
   /** a security event */
   audit: { record: AuditRecord, context: RequestContext }
+  /** the mail sender settled an outbox row: delivered, to be tried again, or given up */
+  mail: { outcome: MailOutcome }
 }
+
+export const MAIL_OUTCOMES = ['sent', 'retried', 'abandoned'] as const
+export type MailOutcome = typeof MAIL_OUTCOMES[number]
 
 export type ServiceEventName = keyof ServiceEventMap
 export type ServiceEventListener<K extends ServiceEventName> = (event: ServiceEventMap[K]) => void
@@ -26,7 +31,7 @@ export type ServiceEventListener<K extends ServiceEventName> = (event: ServiceEv
  * listener an emit is a loop over an empty array.
  */
 export class ServiceEvents {
-  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], audit: [] }
+  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], audit: [], mail: [] }
 
   on<K extends ServiceEventName> (name: K, listener: ServiceEventListener<K>): void {
     this.listeners[name].push(listener)

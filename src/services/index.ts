@@ -2,7 +2,11 @@ import type { AuditSink } from '../audit.js'
 import { AuthService, type AuthThrottles } from '../auth.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
+import { MailSender } from '../mail/sender.js'
+import { createMailTransport, type TransportOptions } from '../mail/transport.js'
+import { SecretHasher } from '../one-time-secrets.js'
 import { PasswordHasher } from '../passwords.js'
+import { RecoveryService } from '../recovery.js'
 import { RevocationIndex } from '../revocations/revocation-index.js'
 import { SessionService } from '../sessions.js'
 import { FailureThrottle, MemoryCounterStore, type CounterStore } from '../throttle.js'
@@ -26,6 +30,8 @@ export interface ServiceOptions {
   counters?: CounterStore
   /** the hub the services report to; a fresh one by default */
   events?: ServiceEvents
+  /** options of the SMTP transport (tests trust the CA of their self-signed certificate) */
+  mailTransport?: TransportOptions
 }
 
 export interface Services {
@@ -40,6 +46,14 @@ export interface Services {
   auth: AuthService
   /** the asymmetric signing keys (list, rotate, revoke); started by the server (plugins/signing-keys.ts) */
   keys: KeyService
+  /**
+   * Delivers the mail outbox (src/mail/sender.ts); `start` and `close` belong to whoever runs it
+   * (plugins/mail.ts for the server). After a transaction that enqueued mail has committed, call
+   * `mail.wake()` so it goes out at once rather than at the next poll.
+   */
+  mail: MailSender
+  /** password reset and email codes; the routes exist only with their switches on */
+  recovery: RecoveryService
   /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (the server calls it at start) */
   bootstrapAdmin (): Promise<void>
 }
@@ -49,7 +63,7 @@ export interface Services {
  * build them here, so a user is created by one code path whoever asks. Nothing starts running:
  * revocation loading and sync belong to src/revocations, listening to the server.
  */
-export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents() }: ServiceOptions): Promise<Services> {
+export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents(), mailTransport }: ServiceOptions): Promise<Services> {
   const hasher = await PasswordHasher.create(config.argon2, events)
   const ring = config.jwtAlg === 'HS256'
     ? undefined
@@ -67,11 +81,13 @@ export async function createServices ({ config, store, log, counters = new Memor
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
   const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
   const keys = new KeyService({ store, config, ring, envelope, audit, revocations, onRevoked: () => { tokens.cache.clear() }, log })
+  const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
+  const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log, () => { mail.wake() })
 
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, bootstrapAdmin }
+  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, mail, recovery, bootstrapAdmin }
 }
 
 /**

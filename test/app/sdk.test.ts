@@ -77,7 +77,7 @@ t.test('the SDK drives login, me, create, list, update, change password, refresh
   t.equal(seen.login?.status, 200)
   const login = seen.login?.body as Record<string, unknown>
   t.match(login, { access_token: JWT, refresh_token: JWT, token_type: 'Bearer', expires_in: 900, expires_at: ISO, refresh_expires_at: ISO })
-  const adminUser = { id: admin.id, email: 'admin@example.com', name: 'Admin', age: null, created_at: ISO, updated_at: ISO, roles: ['admin'], is_superuser: false }
+  const adminUser = { id: admin.id, email: 'admin@example.com', name: 'Admin', age: null, created_at: ISO, updated_at: ISO, roles: ['admin'], is_superuser: false, email_verified: false }
   t.match(user(login), adminUser)
 
   t.equal(seen.me?.status, 200)
@@ -87,7 +87,7 @@ t.test('the SDK drives login, me, create, list, update, change password, refresh
   const created = seen.created?.body as { id: string, created_at: string, updated_at: string }
   t.match(created.id, UUID)
   t.equal(seen.created?.location, `/api/users/${created.id}`)
-  const ada = { id: created.id, email: 'ada@example.com', name: 'Ada Lovelace', age: 36, created_at: created.created_at, updated_at: created.updated_at, roles: ['user'], is_superuser: false }
+  const ada = { id: created.id, email: 'ada@example.com', name: 'Ada Lovelace', age: 36, created_at: created.created_at, updated_at: created.updated_at, roles: ['user'], is_superuser: false, email_verified: false }
   t.same(created, ada)
 
   t.equal(seen.list?.status, 200)

@@ -90,6 +90,7 @@ t.test('WORKERS=2: two workers share one port and one database and its revocatio
     age: null,
     roles: ['admin'],
     is_superuser: true,
+    email_verified: false,
     created_at: user.created_at,
     updated_at: user.created_at
   })

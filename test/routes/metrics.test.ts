@@ -73,9 +73,13 @@ t.test('GET /metrics with the token answers the Prometheus text format, zeros be
     'gatehouse_refresh_reuse_detected_total 0',
     'gatehouse_throttled_requests_total{limiter="login_rate"} 0',
     'gatehouse_throttled_requests_total{limiter="refresh_rate"} 0',
+    'gatehouse_throttled_requests_total{limiter="mail_rate"} 0',
     'gatehouse_throttled_requests_total{limiter="login_failures"} 0',
     'gatehouse_throttled_requests_total{limiter="password_failures"} 0',
     'gatehouse_throttled_requests_total{limiter="other"} 0',
+    'gatehouse_mail_deliveries_total{outcome="sent"} 0',
+    'gatehouse_mail_deliveries_total{outcome="retried"} 0',
+    'gatehouse_mail_deliveries_total{outcome="abandoned"} 0',
     'gatehouse_revocation_index_size 0'
   ])
   t.match(res.body, /^# HELP gatehouse_login_attempts_total Sign-in attempts by outcome\n# TYPE gatehouse_login_attempts_total counter$/m)
@@ -115,9 +119,13 @@ t.test('login outcomes, refreshes, reuse, throttles, revocations and hashing are
     'gatehouse_refresh_reuse_detected_total 1',
     'gatehouse_throttled_requests_total{limiter="login_rate"} 1',
     'gatehouse_throttled_requests_total{limiter="refresh_rate"} 1',
+    'gatehouse_throttled_requests_total{limiter="mail_rate"} 0',
     'gatehouse_throttled_requests_total{limiter="login_failures"} 1',
     'gatehouse_throttled_requests_total{limiter="password_failures"} 0',
     'gatehouse_throttled_requests_total{limiter="other"} 0',
+    'gatehouse_mail_deliveries_total{outcome="sent"} 0',
+    'gatehouse_mail_deliveries_total{outcome="retried"} 0',
+    'gatehouse_mail_deliveries_total{outcome="abandoned"} 0',
     'gatehouse_password_hash_duration_seconds_count{operation="hash"} 1',
     'gatehouse_password_hash_duration_seconds_count{operation="verify"} 5',
     'gatehouse_revocation_index_size 1'

@@ -24,6 +24,7 @@ t.test('ADMIN_EMAIL and ADMIN_PASSWORD create a superuser admin that can sign in
     age: null,
     roles: ['admin'],
     is_superuser: true,
+    email_verified: false,
     created_at: user.created_at,
     updated_at: user.created_at
   })

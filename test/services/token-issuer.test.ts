@@ -2,13 +2,14 @@ import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { TokenExpired, TokenInvalid } from '../../src/errors.js'
 import { createTokenCodec } from '../../src/token-codec.js'
-import { TokenIssuer, type Claims } from '../../src/tokens.js'
+import { signInStrength, TokenIssuer, type Claims } from '../../src/tokens.js'
 import { tempDir, TEST_SECRET } from '../helper.js'
 import { startServer } from '../process/server-process.js'
 
 const LIFETIMES = { issuer: 'gatehouse', accessTtl: 900, refreshTtl: 3600 }
 const SUBJECT = { id: '6f1c1c8e-4a43-4d2b-9a57-0d7f1b1e2a10', email: 'ann@example.com', roles: ['user'], isSuperuser: false }
 const SESSION = '0b7c6f0e-3b9f-4a43-8f1e-8e2f5d1c9a33'
+const STRENGTH = signInStrength('pwd', 1_800_000_000)
 
 /** An issuer as the services build it, without an app. */
 function issuer (limits: { maxEntries?: number, maxBytes?: number } = {}): TokenIssuer {
@@ -26,14 +27,14 @@ function forged (claims: Claims, size: number, i: number): string {
 
 t.test('a TokenIssuer built without an app signs a token that it verifies back to its claims', async (t) => {
   const tokens = issuer()
-  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds())
+  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
   t.same(tokens.verify(tokens.sign(claims), 'access', Date.now()), claims)
   t.throws(() => tokens.verify(tokens.sign(claims), 'refresh', Date.now()), TokenInvalid, 'the type claim is checked')
 })
 
 t.test('6,000 forged 15 KB tokens are all refused and leave the verified-token cache empty', async (t) => {
   const tokens = issuer()
-  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds())
+  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
   let refused = 0
   for (let i = 0; i < 6000; i++) {
     try {
@@ -55,7 +56,7 @@ t.test('a token verified once is served from the cache: the signature is not che
   const codec = createTokenCodec(TEST_SECRET, 'gatehouse')
   const tokens = new TokenIssuer(codec, LIFETIMES)
   const verifies = t.capture(codec, 'verify', codec.verify)
-  const token = tokens.sign(tokens.claims(SUBJECT, SESSION, 'access', nowSeconds()))
+  const token = tokens.sign(tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH))
   const first = tokens.verify(token, 'access', Date.now())
   t.equal(tokens.verify(token, 'access', Date.now()), first, 'the cached claims')
   t.equal(verifies().length, 1, 'one signature check for two verifications')
@@ -64,7 +65,7 @@ t.test('a token verified once is served from the cache: the signature is not che
 
 t.test('a cached token is refused as expired from the millisecond its exp is reached, and leaves the cache', async (t) => {
   const tokens = issuer()
-  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds())
+  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
   const token = tokens.sign(claims)
   t.same(tokens.verify(token, 'access', claims.exp * 1000 - 1), claims)
   t.equal(tokens.cache.size, 1)
@@ -75,7 +76,7 @@ t.test('a cached token is refused as expired from the millisecond its exp is rea
 
 t.test('the cache is bounded by entries and by bytes, the oldest leaving first', async (t) => {
   const byCount = issuer({ maxEntries: 3 })
-  const signed = Array.from({ length: 5 }, (_, i) => byCount.sign(byCount.claims(SUBJECT, `${SESSION.slice(0, -1)}${i}`, 'access', nowSeconds())))
+  const signed = Array.from({ length: 5 }, (_, i) => byCount.sign(byCount.claims(SUBJECT, `${SESSION.slice(0, -1)}${i}`, 'access', nowSeconds(), STRENGTH)))
   for (const token of signed) byCount.verify(token, 'access', Date.now())
   t.equal(byCount.cache.size, 3)
   const perEntry = byCount.cache.bytes / 3

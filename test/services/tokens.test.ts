@@ -94,7 +94,7 @@ t.test('the access token of a login has the documented claims', async (t) => {
   const header = JSON.parse(Buffer.from(s.access.split('.')[0] ?? '', 'base64url').toString('utf8'))
   t.same(header, { alg: 'HS256', typ: 'at+jwt' })
   const { iat, exp, jti, session_id: sessionId, ...rest } = s.claims
-  t.same(rest, { user_id: s.id, email: s.email, roles: ['user'], is_superuser: false, type: 'access', sub: s.id, iss: 'gatehouse' })
+  t.same(rest, { user_id: s.id, email: s.email, roles: ['user'], is_superuser: false, type: 'access', sub: s.id, iss: 'gatehouse', aal: 'aal1', amr: ['pwd'], auth_time: iat })
   t.equal(exp - iat, 15 * 60)
   t.match(jti, /^[0-9a-f-]{36}$/)
   t.match(sessionId, /^[0-9a-f-]{36}$/)

@@ -16,7 +16,7 @@ function assertPair (t: Test, body: unknown, user: Record<string, unknown>, step
 
 export function assertFlow (t: Test, seen: Flow, adminId: string): void {
   const admin = (seen.login?.body as { user: Record<string, unknown> }).user
-  t.match(admin, { id: adminId, email: 'admin@example.com', name: 'Admin', age: null, created_at: ISO, updated_at: ISO, roles: ['admin'], is_superuser: false })
+  t.match(admin, { id: adminId, email: 'admin@example.com', name: 'Admin', age: null, created_at: ISO, updated_at: ISO, roles: ['admin'], is_superuser: false, email_verified: false })
   t.equal(seen.login?.status, 200)
   assertPair(t, seen.login?.body, admin, 'login')
   t.same(seen.login?.cookies, ['access_token', 'refresh_token'], 'remember: true sets the cookie pair')
@@ -26,7 +26,7 @@ export function assertFlow (t: Test, seen: Flow, adminId: string): void {
   const created = seen.created?.body as Record<string, unknown>
   t.equal(seen.created?.status, 201)
   t.equal(seen.created?.location, `/api/users/${String(created.id)}`)
-  const ada = { id: created.id, email: 'ada@example.com', name: 'Ada Lovelace', age: 36, created_at: created.created_at, updated_at: created.updated_at, roles: ['user'], is_superuser: false }
+  const ada = { id: created.id, email: 'ada@example.com', name: 'Ada Lovelace', age: 36, created_at: created.created_at, updated_at: created.updated_at, roles: ['user'], is_superuser: false, email_verified: false }
   t.strictSame(created, ada)
 
   t.same(seen.page, { status: 200, body: { data: [ada], pagination: { current_page: 2, per_page: 1, total: 2, last_page: 2, from: 2, to: 2 } } })

@@ -26,7 +26,8 @@ async function userResponseOf (app: FastifyInstance, id: string) {
     created_at: user.createdAt,
     updated_at: user.updatedAt,
     roles: user.roles,
-    is_superuser: user.isSuperuser
+    is_superuser: user.isSuperuser,
+    email_verified: user.emailVerified
   }
 }
 
@@ -56,7 +57,8 @@ t.test('GET /api/users/:id lets an admin read any user, whole UserResponse', asy
     created_at: body.created_at,
     updated_at: body.updated_at,
     roles: ['user', 'editor'],
-    is_superuser: false
+    is_superuser: false,
+    email_verified: false
   })
   t.same(body, await userResponseOf(app, other.id))
 })
@@ -235,6 +237,9 @@ function claims (overrides: Partial<Claims> = {}): Claims {
     exp: 0,
     iss: 'gatehouse',
     jti: '33333333-3333-4333-8333-333333333333',
+    aal: 'aal1',
+    amr: ['pwd'],
+    auth_time: 0,
     ...overrides
   }
 }

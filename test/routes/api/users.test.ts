@@ -52,7 +52,7 @@ t.test('POST /api/users as admin creates the user: 201, Location and the UserRes
   t.equal(res.statusCode, 201)
   const body = res.json()
   t.equal(res.headers.location, `/api/users/${body.id}`)
-  t.same(stable(t, body), { email: 'new.person@example.com', name: 'New Person', age: 30, roles: ['user'], is_superuser: false })
+  t.same(stable(t, body), { email: 'new.person@example.com', name: 'New Person', age: 30, roles: ['user'], is_superuser: false, email_verified: false })
   t.notOk('password_hash' in body || 'passwordHash' in body, 'no hash in the response')
 
   const again = await app.inject({ method: 'GET', url: res.headers.location as string, headers: authHeader(adminToken) })
@@ -210,7 +210,7 @@ t.test('PUT /api/users/:id lets a user change their own name and age but not the
   const { app, user, userToken } = await actors(t)
   const res = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: authHeader(userToken), payload: { name: 'Renamed', age: 40 } })
   t.equal(res.statusCode, 200)
-  t.same(stable(t, res.json()), { email: 'user@example.com', name: 'Renamed', age: 40, roles: ['user'], is_superuser: false })
+  t.same(stable(t, res.json()), { email: 'user@example.com', name: 'Renamed', age: 40, roles: ['user'], is_superuser: false, email_verified: false })
 
   const roles = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: authHeader(userToken), payload: { roles: ['admin'] } })
   t.equal(roles.statusCode, 403)

@@ -51,7 +51,8 @@ t.test('POST /auth/login answers a TokenResponse with the user, uncacheable', as
     created_at: body.user.created_at,
     updated_at: body.user.created_at,
     roles: ['admin', 'user'],
-    is_superuser: true
+    is_superuser: true,
+    email_verified: false
   }))
 })
 
@@ -82,7 +83,10 @@ t.test('POST /auth/login issues HS256 access and refresh tokens carrying the doc
     is_superuser: false,
     sub: user.id,
     iat: access.payload.iat,
-    iss: 'gatehouse'
+    iss: 'gatehouse',
+    aal: 'aal1',
+    amr: ['pwd'],
+    auth_time: access.payload.iat
   }
   t.strictSame(access.payload, { ...common, type: 'access', exp: (access.payload.iat as number) + 900, jti: access.payload.jti })
   t.strictSame(refresh.payload, { ...common, type: 'refresh', exp: (access.payload.iat as number) + 604800, jti: refresh.payload.jti })
@@ -125,7 +129,8 @@ t.test('POST /api/auth/login signs in without a token, like /auth/login', async 
     created_at: body.user.created_at,
     updated_at: body.user.updated_at,
     roles: ['user'],
-    is_superuser: false
+    is_superuser: false,
+    email_verified: false
   }))
   const me = await app.inject({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${body.access_token}` } })
   t.equal(me.statusCode, 200, 'the token it issued is a working access token')

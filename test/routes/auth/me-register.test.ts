@@ -39,7 +39,8 @@ t.test('GET /auth/me answers the signed-in user', async (t) => {
     created_at: body.created_at,
     updated_at: body.updated_at,
     roles: ['admin', 'user'],
-    is_superuser: true
+    is_superuser: true,
+    email_verified: false
   })
 })
 
@@ -119,7 +120,8 @@ t.test('POST /auth/register, when enabled, creates the account with DEFAULT_ROLE
     created_at: body.user.created_at,
     updated_at: body.user.created_at,
     roles: ['user'],
-    is_superuser: false
+    is_superuser: false,
+    email_verified: false
   }))
   t.strictSame(payloadOf(body.access_token).roles, ['user'])
   t.equal(payloadOf(body.access_token).is_superuser, false)
@@ -145,7 +147,8 @@ t.test('POST /auth/register gives the roles of DEFAULT_ROLES', async (t) => {
     created_at: body.user.created_at,
     updated_at: body.user.updated_at,
     roles: ['member', 'reader'],
-    is_superuser: false
+    is_superuser: false,
+    email_verified: false
   })
   t.strictSame(payloadOf(body.refresh_token).roles, ['member', 'reader'])
 })

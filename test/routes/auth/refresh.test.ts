@@ -60,7 +60,8 @@ t.test('POST /auth/refresh rotates the refresh token and answers a new pair in t
     created_at: body.user.created_at,
     updated_at: body.user.updated_at,
     roles: ['user'],
-    is_superuser: false
+    is_superuser: false,
+    email_verified: false
   }))
   const before = payloadOf(first.refresh_token)
   const after = payloadOf(body.refresh_token)

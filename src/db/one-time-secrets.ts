@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto'
+import type { ExpressionBuilder, Kysely } from 'kysely'
+import type { SecretPurpose } from '../one-time-secrets.js'
+import type { Database } from './schema.js'
+
+export interface NewSecret {
+  userId: string
+  purpose: SecretPurpose
+  secretHash: string
+  /** the user's credentials_version now: a password changed later voids the secret */
+  credentialsVersion: number
+  createdAt: string
+  expiresAt: string
+}
+
+/** A live email code with one attempt reserved on it. */
+export interface ReservedCode { id: string, secretHash: string, attempts: number }
+
+/** A reset token that may still be spent: unspent, unexpired, issued at the user's current credentials version. */
+function liveReset (secretHash: string, now: string) {
+  return (eb: ExpressionBuilder<Database, 'one_time_secrets'>) => eb.and([
+    eb('secret_hash', '=', secretHash),
+    eb('purpose', '=', 'reset'),
+    eb('spent_at', 'is', null),
+    eb('expires_at', '>', now),
+    eb('credentials_version', '=', eb.selectFrom('users').select('users.credentials_version').whereRef('users.id', '=', 'one_time_secrets.user_id'))
+  ])
+}
+
+/** Reset tokens and email codes (hashes only), spent by single atomic statements. */
+export class OneTimeSecretRepository {
+  constructor (private readonly db: Kysely<Database>) {}
+
+  /** Stores a secret; `replace` first spends the user's live ones of the same purpose (a new code voids the older). */
+  async issue (secret: NewSecret, replace: boolean): Promise<void> {
+    if (replace) {
+      await this.db.updateTable('one_time_secrets').set({ spent_at: secret.createdAt })
+        .where('user_id', '=', secret.userId).where('purpose', '=', secret.purpose).where('spent_at', 'is', null)
+        .execute()
+    }
+    await this.db.insertInto('one_time_secrets').values({
+      id: randomUUID(),
+      user_id: secret.userId,
+      purpose: secret.purpose,
+      secret_hash: secret.secretHash,
+      credentials_version: secret.credentialsVersion,
+      created_at: secret.createdAt,
+      expires_at: secret.expiresAt,
+      attempts: 0
+    }).execute()
+  }
+
+  /** The user of a live reset token, without spending it (a first, cheap look before any hashing). */
+  async findLiveReset (secretHash: string, now: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('one_time_secrets').select('user_id').where(liveReset(secretHash, now)).executeTakeFirst()
+    return row?.user_id
+  }
+
+  /**
+   * Spends a reset token in one statement: only a live one (unspent, unexpired, issued at the
+   * user's current credentials version) is updated, so of two requests with one token exactly
+   * one gets its user back.
+   */
+  async consumeReset (secretHash: string, now: string): Promise<string | undefined> {
+    const row = await this.db.updateTable('one_time_secrets').set({ spent_at: now })
+      .where(liveReset(secretHash, now)).returning('user_id').executeTakeFirst()
+    return row?.user_id
+  }
+
+  /**
+   * Counts an attempt on the user's live code of `purpose` before it is checked (reserve first:
+   * concurrent guesses cannot outrun the limit); none when there is no live code or its
+   * attempts are used up.
+   */
+  async reserveAttempt (userId: string, purpose: SecretPurpose, maxAttempts: number, now: string): Promise<ReservedCode | undefined> {
+    const row = await this.db.updateTable('one_time_secrets')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .where('user_id', '=', userId).where('purpose', '=', purpose)
+      .where('spent_at', 'is', null).where('expires_at', '>', now).where('attempts', '<', maxAttempts)
+      .returning(['id', 'secret_hash', 'attempts'])
+      .executeTakeFirst()
+    return row && { id: row.id, secretHash: row.secret_hash, attempts: row.attempts }
+  }
+
+  /** Spends one secret; false when it was spent meanwhile. */
+  async spend (id: string, now: string): Promise<boolean> {
+    const result = await this.db.updateTable('one_time_secrets').set({ spent_at: now })
+      .where('id', '=', id).where('spent_at', 'is', null).executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /** Spends every outstanding token and code of the user (a reset). */
+  async spendAllOf (userId: string, now: string): Promise<number> {
+    const result = await this.db.updateTable('one_time_secrets').set({ spent_at: now })
+      .where('user_id', '=', userId).where('spent_at', 'is', null).executeTakeFirst()
+    return Number(result.numUpdatedRows)
+  }
+}

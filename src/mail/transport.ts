@@ -1,0 +1,74 @@
+import { createTransport } from 'nodemailer'
+import type { MailConfig, SmtpSettings } from '../config-mail.js'
+import type { OutgoingMail } from '../db/mail-outbox.js'
+import type { CoreLogger } from '../logger.js'
+
+/** Delivers one mail, or throws why not; the sender (src/mail/sender.ts) retries. */
+export interface MailTransport {
+  /** 'smtp' delivers; 'log' (development without SMTP_URL) writes the mail to the log */
+  readonly kind: 'smtp' | 'log'
+  send (mail: OutgoingMail): Promise<void>
+  close (): void
+}
+
+export interface TransportOptions {
+  /**
+   * Extra certificate authorities (PEM) trusted for this server's certificate, besides Node's
+   * own (and NODE_EXTRA_CA_CERTS, which is how an operator adds a private CA). Tests pass the
+   * CA of the self-signed certificate they made.
+   */
+  ca?: string
+}
+
+/** Bounds of one delivery: a server that stalls holds a sender slot this long at most, never a request. */
+const CONNECTION_TIMEOUT_MS = 10_000
+const GREETING_TIMEOUT_MS = 10_000
+const SOCKET_TIMEOUT_MS = 30_000
+
+/**
+ * nodemailer over SMTP, from explicit options: STARTTLS whenever the server offers it (and then
+ * a bad certificate is an error, never a fallback to plaintext), mandatory with `requireTLS`;
+ * certificates are always verified.
+ */
+function smtpTransport (smtp: SmtpSettings, from: string, { ca }: TransportOptions): MailTransport {
+  const transporter = createTransport({
+    host: smtp.host,
+    port: smtp.port,
+    secure: smtp.secure,
+    requireTLS: smtp.requireTLS,
+    ...(smtp.auth !== undefined && { auth: smtp.auth }),
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    greetingTimeout: GREETING_TIMEOUT_MS,
+    socketTimeout: SOCKET_TIMEOUT_MS,
+    tls: { rejectUnauthorized: true, minVersion: 'TLSv1.2', ...(ca !== undefined && { ca }) },
+    disableFileAccess: true,
+    disableUrlAccess: true
+  })
+  return {
+    kind: 'smtp',
+    async send (mail) {
+      await transporter.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html })
+    },
+    close () { transporter.close() }
+  }
+}
+
+/**
+ * Development without SMTP_URL: the mail, link or code included, is written to the log, so the
+ * flows can be tried with nothing else installed. Never built in production (createMailTransport).
+ */
+function logTransport (from: string, log: Pick<CoreLogger, 'warn'>): MailTransport {
+  return {
+    kind: 'log',
+    async send (mail) {
+      log.warn({ mail: { from, to: mail.to, subject: mail.subject, text: mail.text } }, 'mail written to the log, not sent: SMTP_URL is unset (development only)')
+    },
+    close () {}
+  }
+}
+
+/** The transport SMTP_URL names; in development without it the log; in production without it none. */
+export function createMailTransport (mail: MailConfig, production: boolean, log: Pick<CoreLogger, 'warn'>, options: TransportOptions = {}): MailTransport | undefined {
+  if (mail.smtp !== undefined) return smtpTransport(mail.smtp, mail.from, options)
+  return production ? undefined : logTransport(mail.from, log)
+}
