@@ -6,6 +6,7 @@ import { KeysConfigSchema, keysSettings, type KeysConfig } from './config-keys.j
 import { parseDuration } from './duration.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
+import { TotpConfigSchema, totpSettings, type TotpConfig } from './config-totp.js'
 import { resolveSecret } from './jwt-secret.js'
 import { parseTrustProxy } from './trust-proxy.js'
 
@@ -176,11 +177,12 @@ export const ConfigSchema = Type.Object({
     description: 'the Bearer token a scraper presents at `/metrics`; required (at least 16 characters) when `METRICS_ENABLED=true`'
   })),
   ...MailSettingsSchema,
-  ...RecoveryConfigSchema
+  ...RecoveryConfigSchema,
+  ...TotpConfigSchema
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config extends KeysConfig, RecoveryConfig {
+export interface Config extends KeysConfig, RecoveryConfig, TotpConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -262,12 +264,14 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
   if (raw.ADMIN_EMAIL !== undefined && raw.ADMIN_PASSWORD === undefined) {
     throw new ConfigError('Invalid configuration: ADMIN_PASSWORD is required when ADMIN_EMAIL is set')
   }
+  const keys = keysSettings(raw, production, dataDir)
   return {
     env: raw.APP_ENV,
     production,
     jwtSecret: resolveSecret(raw.JWT_SECRET, production, dataDir),
     jwtIssuer: raw.JWT_ISSUER,
-    ...keysSettings(raw, production, dataDir),
+    ...keys,
+    ...totpSettings(raw, keys, production, dataDir),
     enableRegister: raw.ENABLE_REGISTER,
     dataDir,
     databaseUrl: raw.DATABASE_URL ?? `sqlite:${join(dataDir, 'gatehouse.db')}`,

@@ -8,6 +8,7 @@ import { RevocationRepository } from './revocations.js'
 import type { Database } from './schema.js'
 import { SigningKeyRepository } from './signing-keys.js'
 import { SessionRepository } from './sessions.js'
+import { TotpRepository } from './totp.js'
 import { UserRepository } from './users.js'
 
 /**
@@ -24,6 +25,8 @@ export interface Store {
   /** mail to deliver: enqueue on the transaction that writes what the mail is about */
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
+  /** TOTP factors, recovery codes and sign-in challenges */
+  readonly totp: TotpRepository
   /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
@@ -46,6 +49,7 @@ class KyselyStore implements Store {
   readonly signingKeys: SigningKeyRepository
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
+  readonly totp: TotpRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
     this.users = new UserRepository(db, kind === 'postgres')
@@ -55,6 +59,7 @@ class KyselyStore implements Store {
     this.signingKeys = new SigningKeyRepository(db)
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
     this.oneTimeSecrets = new OneTimeSecretRepository(db)
+    this.totp = new TotpRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {
