@@ -8,11 +8,14 @@ import { Message } from '../schemas/common.js'
 import { Jwk, JwkSet, SigningKey, SigningKeyList } from '../schemas/keys.js'
 import { ErrorResponse } from '../schemas/errors.js'
 import { EmailVerifiedResponse } from '../schemas/recovery.js'
+import { MfaChallenge, RecoveryCodesResponse, TotpActivated, TotpEnrolment } from '../schemas/two-factor.js'
 import { PaginationMeta, UserListResponse, UserResponse } from '../schemas/users.js'
 import { errorCodes } from '../src/errors.js'
 import { completeDocument } from './openapi-document.js'
 
 /** The response bodies every route refers to by `$ref` (schemas/common.ts `ref()`), one named component each. */
+/** Named only while ENABLE_TOTP is on, as the routes that use them */
+const TOTP_SCHEMAS = [TotpEnrolment, TotpActivated, RecoveryCodesResponse, MfaChallenge]
 const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListResponse, TokenResponse, AuditEventResponse, AuditListResponse, Message, Jwk, JwkSet, SigningKey, SigningKeyList]
 
 /**
@@ -28,6 +31,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   // with both off the document is what it was before them
   const recovery = config.passwordReset !== undefined || config.emailOtp !== undefined
   if (config.emailOtp !== undefined) fastify.addSchema(EmailVerifiedResponse)
+  if (config.totp !== undefined) for (const schema of TOTP_SCHEMAS) fastify.addSchema(schema)
   const options = { codes: errorCodes(), publicUrl: config.publicUrl }
   await fastify.register(fastifySwagger, {
     openapi: {

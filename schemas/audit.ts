@@ -23,7 +23,11 @@ export const AUDIT_EVENTS = [
   'password_reset_failed',
   'email_code_requested',
   'email_code_failed',
-  'email_verified'
+  'email_verified',
+  'totp_enabled',
+  'totp_disabled',
+  'totp_failed',
+  'recovery_codes_regenerated'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

@@ -27,6 +27,7 @@ import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
 import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
 import reservedRoutes from '../routes/reserved.js'
+import { twoFactorRoutes } from '../routes/two-factor.js'
 import type { Config } from './config.js'
 import { loggerOptions, type LogStream } from './logger.js'
 import type { TransportOptions } from './mail/transport.js'
@@ -91,7 +92,7 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   }
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
-  await app.register(servicesPlugin, { mailTransport: options.mailTransport })
+  await app.register(servicesPlugin, { mailTransport: options.mailTransport, clock: options.clock })
   // the observers of the services' events, then what keeps the revocation index
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
@@ -111,6 +112,8 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   // off (the default), their paths stay reserved: 501 on every method
   if (config.passwordReset !== undefined) await app.register(passwordResetRoutes, { prefix: '/auth' })
   if (config.emailOtp !== undefined) await app.register(emailCodeRoutes, { prefix: '/auth' })
+  const { twoFactor } = app.services
+  if (twoFactor !== undefined) await app.register(twoFactorRoutes, { prefix: '/auth', twoFactor })
   await app.register(reservedRoutes)
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)

@@ -4,6 +4,7 @@ import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'
 import keyRoutes from './keys.js'
 import userRoutes from './users.js'
+import { userTwoFactorRoutes } from '../two-factor.js'
 
 /**
  * The /api boundary. /api/auth/login is registered beside the guarded scope, not inside it;
@@ -18,6 +19,9 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     await api.register(userRoutes, { prefix: '/users' })
     await api.register(auditRoutes, { prefix: '/audit' })
     await api.register(keyRoutes, { prefix: '/keys' })
+    // only with ENABLE_TOTP: off, the path is an unknown route (404)
+    const { twoFactor } = fastify.services
+    if (twoFactor !== undefined) await api.register(userTwoFactorRoutes, { prefix: '/users', twoFactor })
   })
 }
 
