@@ -14,6 +14,10 @@ import { errorCodes } from '../src/errors.js'
 import { completeDocument } from './openapi-document.js'
 
 /** The response bodies every route refers to by `$ref` (schemas/common.ts `ref()`), one named component each. */
+/** What a verifier reads in the access token, authentication strength included (additive claims, kept by a refresh) */
+export const BEARER_DESCRIPTION = 'The access token in `Authorization: Bearer`. Its claims include `aal` (`aal1`, or `aal2` after a second factor), ' +
+  '`amr` (RFC 8176: `["pwd"]`, `["email"]`, `["pwd","otp","mfa"]`) and `auth_time` (the sign-in, seconds since the epoch), kept by a refresh'
+
 /** Named only while ENABLE_TOTP is on, as the routes that use them */
 const TOTP_SCHEMAS = [TotpEnrolment, TotpActivated, RecoveryCodesResponse, MfaChallenge]
 const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListResponse, TokenResponse, AuditEventResponse, AuditListResponse, Message, Jwk, JwkSet, SigningKey, SigningKeyList]
@@ -55,7 +59,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
       ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access token in `Authorization: Bearer`' },
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: BEARER_DESCRIPTION },
           cookieAuth: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'The HTTP-only access_token cookie (state changes also need a trusted Origin)' },
           refreshCookie: { type: 'apiKey', in: 'cookie', name: 'refresh_token', description: 'The HTTP-only refresh_token cookie, path /auth (needs a trusted Origin unless a Bearer header is sent)' }
         }
