@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { test } from 'tap'
-import { claimsOf, createUser, login, tempDir, tokenResponse } from '../../helper.js'
+import { claimsOf, createUser, login, rawSql, tempDir, tokenResponse } from '../../helper.js'
 import { INVALID_OTP, oathtool, post, totpApp } from './support.js'
 
 test('enrolment with oathtool: the secret, the URI, the QR code decoded by zbarimg, then a first code', async (t) => {
@@ -71,4 +72,17 @@ test('a wrong password is 400 invalid_password; no token is 401', async (t) => {
   const none = await post(app, '/auth/verify-2fa', { code: '123456' }, access)
   t.equal(none.statusCode, 400, 'no pending factor')
   t.strictSame(none.json(), INVALID_OTP)
+})
+
+test('20 concurrent confirmations with one code: exactly one 200, one set of recovery codes', async (t) => {
+  const app = await totpApp(t)
+  const user = await createUser(app)
+  const { access_token: access } = await login(app, user)
+  const { secret } = (await post(app, '/auth/enable-2fa', { password: user.password }, access)).json() as { secret: string }
+  const code = oathtool(secret, app.testClock.now)
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => await post(app, '/auth/verify-2fa', { code }, access)))
+  t.equal(answers.filter((a) => a.statusCode === 200).length, 1, 'one success')
+  t.equal(answers.filter((a) => a.statusCode === 400).length, 19, 'nineteen invalid_otp')
+  const [row] = await rawSql<{ n: number | string }>(app.config, sql`select count(*) as n from recovery_codes`)
+  t.equal(Number(row?.n), 10, 'ten recovery codes, not twenty sets')
 })
