@@ -129,8 +129,7 @@ export class TwoFactorService {
     const reserved = await store.totp.reserveChallenge(this.mac(`challenge\0${mfaToken}`), CHALLENGE_MAX_ATTEMPTS, iso(Date.now()))
     const user = reserved === undefined ? undefined : await store.users.findById(reserved.userId)
     if (reserved === undefined || user === undefined) return this.failed(undefined, 'unknown, spent or expired challenge', context)
-    const { ok } = await this.options.throttles.login.attempt(`login:${user.email}`, context.ip, async () => ({ ok: await this.proves(user.id, proof) }))
-    if (!ok) {
+    if (!await this.provesCounted(user, proof, context)) {
       if (reserved.attempts >= CHALLENGE_MAX_ATTEMPTS) await store.totp.spendChallenge(reserved.id, iso(Date.now()))
       return this.failed(user.id, 'wrong code', context)
     }
@@ -143,7 +142,7 @@ export class TwoFactorService {
   /** recovery-codes: a new set of ten; the old set is void. */
   async regenerateRecoveryCodes (caller: Claims, password: string, code: string, context: RequestContext): Promise<string[]> {
     const user = await this.checkPassword(caller, password, context)
-    if (!await this.proves(user.id, { code })) return this.failed(user.id, 'wrong code', context)
+    if (!await this.provesCounted(user, { code }, context)) return this.failed(user.id, 'wrong code', context)
     const recoveryCodes = newRecoveryCodes()
     await this.options.store.transaction(async (tx) => {
       await tx.totp.replaceRecoveryCodes(user.id, recoveryCodes.map((c) => this.recoveryHash(user.id, c)), iso(Date.now()))
@@ -157,7 +156,7 @@ export class TwoFactorService {
   /** disable-2fa: the factor, its recovery codes and open challenges go. */
   async disable (caller: Claims, password: string, proof: FactorProof, context: RequestContext): Promise<void> {
     const user = await this.checkPassword(caller, password, context)
-    if (!await this.proves(user.id, proof)) return this.failed(user.id, 'wrong code', context)
+    if (!await this.provesCounted(user, proof, context)) return this.failed(user.id, 'wrong code', context)
     await this.remove(user, user.id, context)
   }
 
@@ -180,6 +179,12 @@ export class TwoFactorService {
     }
     if (proof.recoveryCode === undefined) return false
     return await store.totp.useRecoveryCode(userId, this.recoveryHash(userId, proof.recoveryCode), iso(nowMs))
+  }
+
+  /** `proves`, inside the login throttle of the user's email: a wrong code counts as a failed sign-in (429 beyond the limit). */
+  private async provesCounted (user: User, proof: FactorProof, context: RequestContext): Promise<boolean> {
+    const { ok } = await this.options.throttles.login.attempt(`login:${user.email}`, context.ip, async () => ({ ok: await this.proves(user.id, proof) }))
+    return ok
   }
 
   /** A code from a reset request: six digits are a TOTP code, anything else a recovery code. */

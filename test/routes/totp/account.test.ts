@@ -124,3 +124,16 @@ test('while off: enable-2fa and verify-2fa 501, the others 404, sign-in untouche
   t.equal((await post(app, '/auth/disable-2fa', { password: user.password, code: '123456' }, access)).statusCode, 404)
   t.equal((await app.inject({ method: 'DELETE', url: `/api/users/${user.id}/2fa`, headers: authHeader(access) })).statusCode, 404)
 })
+
+test('wrong codes on disable-2fa count toward the login throttle too', async (t) => {
+  const app = await totpApp(t, { LOGIN_MAX_FAILURES: 2 })
+  const user = await enrolledUser(app)
+  const wrong = oathtool(user.secret, app.testClock.now + 600_000)
+  for (let i = 0; i < 2; i++) {
+    const res = await post(app, '/auth/disable-2fa', { password: user.password, code: wrong }, user.access_token)
+    t.equal(res.statusCode, 400)
+    t.strictSame(res.json(), INVALID_OTP)
+  }
+  const limited = await post(app, '/auth/disable-2fa', { password: user.password, code: oathtool(user.secret, app.testClock.now) }, user.access_token)
+  t.equal(limited.statusCode, 429, 'even the right code, once the limit is reached')
+})
