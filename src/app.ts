@@ -37,7 +37,7 @@ export interface BuildOptions {
   logger?: boolean
   /** where the configured logger writes instead of stdout (tests read their log lines from it) */
   logStream?: LogStream
-  /** this instance's wall clock, ms since the epoch (tests set one that is off, as a real host's may be) */
+  /** this instance's wall clock, ms since the epoch: revocation expiry and the current TOTP time step (tests set one that is off, as a real host's may be) */
   clock?: () => number
   /** options of the SMTP transport (tests trust the CA of the self-signed certificate they made) */
   mailTransport?: TransportOptions
