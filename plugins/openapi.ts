@@ -9,11 +9,18 @@ import { Jwk, JwkSet, SigningKey, SigningKeyList } from '../schemas/keys.js'
 import { ErrorResponse } from '../schemas/errors.js'
 import { EmailVerifiedResponse } from '../schemas/recovery.js'
 import { RevokedSessions, SessionListResponse, SessionResponse } from '../schemas/sessions.js'
+import { MfaChallenge, RecoveryCodesResponse, TotpActivated, TotpEnrolment } from '../schemas/two-factor.js'
 import { PaginationMeta, UserListResponse, UserResponse } from '../schemas/users.js'
 import { errorCodes } from '../src/errors.js'
 import { completeDocument } from './openapi-document.js'
 
 /** The response bodies every route refers to by `$ref` (schemas/common.ts `ref()`), one named component each. */
+/** What a verifier reads in the access token, authentication strength included (additive claims, kept by a refresh) */
+export const BEARER_DESCRIPTION = 'The access token in `Authorization: Bearer`. Its claims include `aal` (`aal1`, or `aal2` after a second factor), ' +
+  '`amr` (RFC 8176: `["pwd"]`, `["email"]`, `["pwd","otp","mfa"]`) and `auth_time` (the sign-in, seconds since the epoch), kept by a refresh'
+
+/** Named only while ENABLE_TOTP is on, as the routes that use them */
+const TOTP_SCHEMAS = [TotpEnrolment, TotpActivated, RecoveryCodesResponse, MfaChallenge]
 const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListResponse, TokenResponse, AuditEventResponse, AuditListResponse, Message, SessionResponse, SessionListResponse, RevokedSessions, Jwk, JwkSet, SigningKey, SigningKeyList]
 
 /**
@@ -29,6 +36,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   // with both off the document is what it was before them
   const recovery = config.passwordReset !== undefined || config.emailOtp !== undefined
   if (config.emailOtp !== undefined) fastify.addSchema(EmailVerifiedResponse)
+  if (config.totp !== undefined) for (const schema of TOTP_SCHEMAS) fastify.addSchema(schema)
   const options = { codes: errorCodes(), publicUrl: config.publicUrl }
   await fastify.register(fastifySwagger, {
     openapi: {
@@ -53,7 +61,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
       ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access token in `Authorization: Bearer`' },
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: BEARER_DESCRIPTION },
           cookieAuth: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'The HTTP-only access_token cookie (state changes also need a trusted Origin)' },
           refreshCookie: { type: 'apiKey', in: 'cookie', name: 'refresh_token', description: 'The HTTP-only refresh_token cookie, path /auth (needs a trusted Origin unless a Bearer header is sent)' }
         }

@@ -22,8 +22,8 @@ declare module 'fastify' {
  * The services of src/, built by createServices and decorated for the routes; the admin is
  * bootstrapped once every plugin is loaded, so its work is observed like any other.
  */
-export default fp(async function servicesPlugin (fastify: FastifyInstance, { mailTransport }: { mailTransport?: TransportOptions }) {
-  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters, mailTransport })
+export default fp(async function servicesPlugin (fastify: FastifyInstance, { mailTransport, clock }: { mailTransport?: TransportOptions, clock?: () => number }) {
+  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters, mailTransport, clock })
   fastify.decorate('services', services)
   fastify.decorate('auth', services.auth)
   fastify.decorate('sessions', services.sessions)

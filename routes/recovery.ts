@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { TokenResponse } from '../schemas/auth.js'
 import { Message, ref, SetCookie } from '../schemas/common.js'
 import { errorResponses } from '../schemas/errors.js'
+import { MfaChallenge } from '../schemas/two-factor.js'
 import { EmailVerifiedResponse, ForgotPasswordRequest, ResetPasswordRequest, SendOtpRequest, VerifyOtpRequest } from '../schemas/recovery.js'
 import { toTokenResponse } from './responses.js'
 
@@ -35,7 +36,8 @@ export const passwordResetRoutes: FastifyPluginAsyncTypebox = async (fastify) =>
       tags: ['recovery'],
       summary: 'Set a new password with a reset token; every session of the user ends, nobody is signed in',
       body: ResetPasswordRequest,
-      response: { 200: ref(Message), ...errorResponses(400, 415, 422, 429) }
+      // 403 mfa_required: an account with TOTP on, without a valid `code`
+      response: { 200: ref(Message), ...errorResponses(400, 415, 422, 429, ...(fastify.config.totp === undefined ? [] : [403])) }
     },
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request) => {
@@ -72,13 +74,15 @@ export const emailCodeRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
           headers: { 'Set-Cookie': SetCookie('For `login` with `remember: true`, the cookie pair') },
           anyOf: [ref(TokenResponse), ref(EmailVerifiedResponse)]
         },
-        ...errorResponses(400, 401, 415, 422, 429)
+        ...errorResponses(400, 401, 415, 422, 429),
+        // with ENABLE_TOTP, a `login` of a user with a second factor gets the challenge instead of tokens
+        ...(fastify.config.totp === undefined ? {} : { 403: ref(MfaChallenge) })
       }
     },
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { email, code, purpose, remember } = request.body
-    const outcome = await recovery.verifyCode(email, code, purpose, { ip: request.ip, userAgent: request.headers['user-agent'] })
+    const outcome = await recovery.verifyCode(email, code, purpose, { ip: request.ip, userAgent: request.headers['user-agent'] }, remember === true)
     if (outcome.purpose === 'verify_email') return { email_verified: true }
     if (remember === true) reply.setAuthCookies(outcome.pair)
     return toTokenResponse(outcome.pair)

@@ -25,7 +25,11 @@ export const AUDIT_EVENTS = [
   'access_denied',
   'session_revoked',
   'signing_key_rotated',
-  'signing_key_revoked'
+  'signing_key_revoked',
+  'totp_enabled',
+  'totp_disabled',
+  'totp_failed',
+  'recovery_codes_regenerated'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

@@ -15,7 +15,7 @@ export type ForgotPasswordRequest = Static<typeof ForgotPasswordRequest>
 export const ResetPasswordRequest = Type.Object({
   token: Type.String({ notBlank: true, maxLength: 256 }),
   new_password: NewPassword,
-  /** for an account with a second factor (none exists yet): a current code or a recovery code */
+  /** for an account with TOTP on (ENABLE_TOTP): a current TOTP code or a recovery code */
   code: Type.Optional(Type.String({ notBlank: true, maxLength: 64 }))
 }, { additionalProperties: false })
 export type ResetPasswordRequest = Static<typeof ResetPasswordRequest>

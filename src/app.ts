@@ -29,6 +29,7 @@ import metricsRoutes from '../routes/metrics.js'
 import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
 import reservedRoutes from '../routes/reserved.js'
 import verifyRoutes from '../routes/verify.js'
+import { twoFactorRoutes } from '../routes/two-factor.js'
 import type { Config } from './config.js'
 import { lazyChildLoggerFactory } from './lazy-logger.js'
 import { loggerOptions, type LogStream } from './logger.js'
@@ -39,7 +40,7 @@ export interface BuildOptions {
   logger?: boolean
   /** where the configured logger writes instead of stdout (tests read their log lines from it) */
   logStream?: LogStream
-  /** this instance's wall clock, ms since the epoch (tests set one that is off, as a real host's may be) */
+  /** this instance's wall clock, ms since the epoch: revocation expiry and the current TOTP time step (tests set one that is off, as a real host's may be) */
   clock?: () => number
   /** options of the SMTP transport (tests trust the CA of the self-signed certificate they made) */
   mailTransport?: TransportOptions
@@ -96,7 +97,7 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   }
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
-  await app.register(servicesPlugin, { mailTransport: options.mailTransport })
+  await app.register(servicesPlugin, { mailTransport: options.mailTransport, clock: options.clock })
   // the observers of the services' events, then what keeps the revocation index
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
@@ -117,6 +118,8 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   // off (the default), their paths stay reserved: 501 on every method
   if (config.passwordReset !== undefined) await app.register(passwordResetRoutes, { prefix: '/auth' })
   if (config.emailOtp !== undefined) await app.register(emailCodeRoutes, { prefix: '/auth' })
+  const { twoFactor } = app.services
+  if (twoFactor !== undefined) await app.register(twoFactorRoutes, { prefix: '/auth', twoFactor })
   await app.register(reservedRoutes)
   await app.register(verifyRoutes)
   await app.register(apiRoutes, { prefix: '/api' })

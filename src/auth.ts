@@ -5,6 +5,7 @@ import type { PasswordHasher } from './passwords.js'
 import type { SessionService, TokenPair } from './sessions.js'
 import type { FailureThrottle } from './throttle.js'
 import type { Claims } from './tokens.js'
+import type { TwoFactorService } from './two-factor.js'
 import { normalizeEmail, type NewAccount, type UserService } from './users.js'
 
 /** The failure throttles: sign-in per email and address, the current password per user and address. */
@@ -18,11 +19,16 @@ export class AuthService {
     private readonly users: UserService,
     private readonly sessions: SessionService,
     private readonly audit: AuditSink,
-    private readonly throttles: AuthThrottles
+    private readonly throttles: AuthThrottles,
+    /** TOTP (ENABLE_TOTP): a user with a factor gets a challenge instead of a session */
+    private readonly twoFactor?: TwoFactorService
   ) {}
 
-  /** Unknown email and wrong password give the same error after the same argon2 work. */
-  async login (email: string, password: string, context: RequestContext): Promise<TokenPair> {
+  /**
+   * Unknown email and wrong password give the same error after the same argon2 work. A user with
+   * TOTP on gets the 403 mfa_required challenge (remembering `remember` for its end), no session.
+   */
+  async login (email: string, password: string, context: RequestContext, remember = false): Promise<TokenPair> {
     const normalized = normalizeEmail(email)
     const { user, ok } = await this.throttles.login.attempt(`login:${normalized}`, context.ip, async () => {
       const user = await this.store.users.findByEmail(normalized)
@@ -36,6 +42,7 @@ export class AuthService {
       // only over the hash just verified: a password changed meanwhile must not be reverted
       await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
     }
+    if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id)) return await this.twoFactor.challenge(user, 'pwd', remember)
     const pair = await this.sessions.start(user, context)
     this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair

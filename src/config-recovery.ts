@@ -52,6 +52,8 @@ export interface RecoveryConfig {
   /** ENABLE_EMAIL_OTP: code lifetime (seconds) and wrong codes allowed; undefined when off */
   emailOtp: { ttl: number, maxAttempts: number } | undefined
   mailRateLimit: { max: number, windowSeconds: number }
+  /** EMAIL_OTP_MAX_ATTEMPTS, whatever the switches: also the second-factor failures a reset token survives */
+  emailOtpMaxAttempts: number
 }
 
 function seconds (name: string, value: string): number {
@@ -96,6 +98,7 @@ export function recoverySettings (raw: RecoveryRaw & { SMTP_URL?: string | undef
     emailOtp: raw.ENABLE_EMAIL_OTP
       ? { ttl: seconds('EMAIL_OTP_TTL', raw.EMAIL_OTP_TTL), maxAttempts: raw.EMAIL_OTP_MAX_ATTEMPTS }
       : undefined,
-    mailRateLimit
+    mailRateLimit,
+    emailOtpMaxAttempts: raw.EMAIL_OTP_MAX_ATTEMPTS
   }
 }

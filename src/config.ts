@@ -3,10 +3,11 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { authzConfig, AuthzSettings, type AuthzConfig } from './config-authz.js'
 import { ConfigError } from './config-error.js'
-import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
-import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './config-keys.js'
 import { parseDuration } from './duration.js'
+import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
+import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
+import { TotpConfigSchema, totpSettings, type TotpConfig } from './config-totp.js'
 import { resolveSecret } from './jwt-secret.js'
 import { parseTrustProxy } from './trust-proxy.js'
 
@@ -178,11 +179,12 @@ export const ConfigSchema = Type.Object({
   })),
   ...MailSettingsSchema,
   ...RecoveryConfigSchema,
-  ...AuthzSettings
+  ...AuthzSettings,
+  ...TotpConfigSchema
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config extends KeysConfig, RecoveryConfig, AuthzConfig {
+export interface Config extends KeysConfig, RecoveryConfig, AuthzConfig, TotpConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -264,12 +266,14 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
   if (raw.ADMIN_EMAIL !== undefined && raw.ADMIN_PASSWORD === undefined) {
     throw new ConfigError('Invalid configuration: ADMIN_PASSWORD is required when ADMIN_EMAIL is set')
   }
+  const keys = keysSettings(raw, production, dataDir)
   return {
     env: raw.APP_ENV,
     production,
     jwtSecret: resolveSecret(raw.JWT_SECRET, production, dataDir),
     jwtIssuer: raw.JWT_ISSUER,
-    ...keysSettings(raw, production, dataDir),
+    ...keys,
+    ...totpSettings(raw, keys, production, dataDir),
     enableRegister: raw.ENABLE_REGISTER,
     dataDir,
     databaseUrl: raw.DATABASE_URL ?? `sqlite:${join(dataDir, 'gatehouse.db')}`,

@@ -26,9 +26,11 @@ const CATALOGUE = {
   forbidden: { status: 403, message: 'You are not allowed to perform this action' },
   csrf_rejected: { status: 403, message: 'Cross-origin request rejected' },
   registration_disabled: { status: 403, message: 'Registration is disabled' },
+  mfa_required: { status: 403, message: 'A second factor is required' },
   not_found: { status: 404, message: DETAIL },
   method_not_allowed: { status: 405, message: 'Method %s is not allowed on this resource' },
   request_timeout: { status: 408, message: 'The request took too long' },
+  totp_already_enabled: { status: 409, message: 'Two-factor sign-in is already enabled' },
   signing_keys_disabled: { status: 409, message: 'Signing keys exist only with an asymmetric JWT_ALG (ES256, EdDSA or RS256)' },
   payload_too_large: { status: 413, message: 'The request body is too large' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json (UTF-8)' },
@@ -103,12 +105,29 @@ export const RegistrationDisabled = catalogued('registration_disabled')
 export function denialOf (error: unknown): { reason: DenialReason, requiredRoles?: string[] | undefined } | undefined {
   if (error instanceof Forbidden) return { reason: error.reason, requiredRoles: error.requiredRoles }
   const code = catalogueCode(error)
-  return code === 'csrf_rejected' || code === 'registration_disabled' ? { reason: code } : undefined
+  return code === 'csrf_rejected' || code === 'registration_disabled' || code === 'mfa_required' ? { reason: code } : undefined
 }
 export const NotFound = catalogued('not_found')
 export const MethodNotAllowed = catalogued('method_not_allowed')
 export const RequestTimeout = catalogued('request_timeout')
 export const SigningKeysDisabled = catalogued('signing_keys_disabled')
+export const TotpAlreadyEnabled = catalogued('totp_already_enabled')
+/** 403: a reset (or another action) of an account with a second factor, without a valid code */
+export const MfaRequired = catalogued('mfa_required')
+
+/** The sign-in methods a challenge can be finished with. */
+export const MFA_METHODS = ['totp', 'recovery_code'] as const
+
+/** 403 `mfa_required` to a sign-in whose first factor was right: the challenge to finish it with. */
+export class MfaChallengeIssued extends MfaRequired {
+  readonly mfaToken: string
+  readonly expiresIn: number
+  constructor (mfaToken: string, expiresIn: number) {
+    super()
+    this.mfaToken = mfaToken
+    this.expiresIn = expiresIn
+  }
+}
 export const PayloadTooLarge = catalogued('payload_too_large')
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
 export const HeadersTooLarge = catalogued('headers_too_large')

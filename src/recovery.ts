@@ -2,14 +2,14 @@ import type { AuditSink, RequestContext } from './audit.js'
 import type { RecoveryConfig } from './config-recovery.js'
 import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
-import { InvalidOtp, InvalidResetToken } from './errors.js'
+import { InvalidOtp, InvalidResetToken, MfaRequired } from './errors.js'
 import type { CoreLogger } from './logger.js'
 import { emailCodeMail, passwordChangedMail, passwordResetMail } from './mail/templates.js'
 import { newEmailCode, newResetToken, sameHash, type SecretHasher } from './one-time-secrets.js'
 import type { PasswordHasher } from './passwords.js'
-import { secondFactorOf } from './second-factor.js'
 import type { SessionService, TokenPair } from './sessions.js'
 import type { CounterStore } from './throttle.js'
+import type { TwoFactorService } from './two-factor.js'
 import { normalizeEmail } from './users.js'
 
 export type CodePurpose = 'login' | 'verify_email'
@@ -37,11 +37,13 @@ export class RecoveryService {
     private readonly secrets: SecretHasher,
     private readonly sessions: SessionService,
     private readonly counters: CounterStore,
-    private readonly settings: Pick<RecoveryConfig, 'passwordReset' | 'emailOtp'>,
+    private readonly settings: Pick<RecoveryConfig, 'passwordReset' | 'emailOtp' | 'emailOtpMaxAttempts'>,
     private readonly audit: AuditSink,
     private readonly log: Pick<CoreLogger, 'warn'>,
     /** told once a transaction that queued mail has committed, so the sender delivers it at once */
-    private readonly queued: () => void = () => {}
+    private readonly queued: () => void = () => {},
+    /** TOTP (ENABLE_TOTP): a reset needs a code, an email-code sign-in ends in the challenge */
+    private readonly twoFactor?: TwoFactorService
   ) {}
 
   /** forgot-password: queues a reset mail for an existing account, at most one per address per minute. */
@@ -78,14 +80,18 @@ export class RecoveryService {
    * the same transaction the password changes, every session of the user ends, every other
    * token and code of theirs is spent and a notice is queued. Nobody is signed in.
    */
-  async resetPassword (token: string, newPassword: string, _code: string | undefined, context: RequestContext): Promise<void> {
+  async resetPassword (token: string, newPassword: string, code: string | undefined, context: RequestContext): Promise<void> {
     const hash = this.secrets.resetHash(token)
     // a cheap look first, so a made-up token costs no argon2
     const userId = await this.store.oneTimeSecrets.findLiveReset(hash, iso(Date.now()))
     const user = userId === undefined ? undefined : await this.store.users.findById(userId)
     if (user === undefined) return this.resetFailed(context)
-    // the second-factor seam (src/second-factor.ts): no account has one yet
-    await secondFactorOf(user)
+    // a user with TOTP on adds a current code or a recovery code; each wrong one counts on the token
+    if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id) && !await this.twoFactor.provesWithCode(user.id, code)) {
+      await this.store.oneTimeSecrets.countResetFailure(hash, this.settings.emailOtpMaxAttempts, iso(Date.now()))
+      this.audit({ event: 'password_reset_failed', outcome: 'failure', userId: user.id, detail: 'second factor missing or wrong' }, context)
+      throw new MfaRequired()
+    }
     const passwordHash = await this.hasher.hash(newPassword)
     const changed = await this.store.transaction(async (tx) => {
       const now = iso(Date.now())
@@ -137,7 +143,7 @@ export class RecoveryService {
    * verify-otp: an attempt is counted on the live code before it is compared, so concurrent
    * guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS; the attempt that uses the last one spends it.
    */
-  async verifyCode (email: string, code: string, purpose: CodePurpose, context: RequestContext): Promise<CodeOutcome> {
+  async verifyCode (email: string, code: string, purpose: CodePurpose, context: RequestContext, remember = false): Promise<CodeOutcome> {
     const otp = this.settings.emailOtp
     const user = await this.store.users.findByEmail(normalizeEmail(email))
     if (otp === undefined || user === undefined) return this.codeFailed(undefined, purpose, context)
@@ -149,17 +155,17 @@ export class RecoveryService {
       return this.codeFailed(user, purpose, context)
     }
     if (!await this.store.oneTimeSecrets.spend(reserved.id, now)) return this.codeFailed(user, purpose, context)
-    return await this.codeAccepted(user, purpose, context)
+    return await this.codeAccepted(user, purpose, context, remember)
   }
 
-  private async codeAccepted (user: User, purpose: CodePurpose, context: RequestContext): Promise<CodeOutcome> {
+  private async codeAccepted (user: User, purpose: CodePurpose, context: RequestContext, remember: boolean): Promise<CodeOutcome> {
     if (purpose === 'verify_email') {
       await this.store.users.markEmailVerified(user.id, iso(Date.now()))
       this.audit({ event: 'email_verified', actorId: user.id, userId: user.id }, context)
       return { purpose }
     }
-    // the second-factor seam (src/second-factor.ts): with TOTP this becomes the mfa_required challenge
-    await secondFactorOf(user)
+    // a user with TOTP on gets the mfa_required challenge instead of a session
+    if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id)) return await this.twoFactor.challenge(user, 'email', remember)
     const pair = await this.sessions.start(user, context, 'email')
     this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: 'email code' }, context)
     return { purpose, pair }

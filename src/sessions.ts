@@ -5,7 +5,7 @@ import type { Store } from './db/store.js'
 import type { User } from './db/users.js'
 import { InvalidCredentials, NotFound, RefreshTokenReused, TokenExpired, TokenRevoked } from './errors.js'
 import type { RevocationIndex } from './revocations/revocation-index.js'
-import { signInStrength, strengthOf, type AuthStrength, type Claims, type SignInMethod, type TokenIssuer } from './tokens.js'
+import { secondFactorStrength, signInStrength, strengthOf, type AuthStrength, type Claims, type SignInMethod, type TokenIssuer } from './tokens.js'
 
 export interface TokenPair {
   sessionId: string
@@ -89,13 +89,15 @@ export class SessionService {
    * Starts a session for a user as read (and checked) by the caller. Should the password or a
    * grant have changed since that read, no session is stored and the sign-in is refused as
    * with wrong credentials: its check no longer holds, and the change's revocation is over.
-   * `method` is how the user proved who they are (the tokens' `amr`).
+   * `method` is how the user proved who they are (the tokens' `amr`); `secondFactor` says a TOTP
+   * code or a recovery code followed it (aal2).
    */
-  async start (user: User, context?: RequestContext, method: SignInMethod = 'pwd'): Promise<TokenPair> {
+  async start (user: User, context?: RequestContext, method: SignInMethod = 'pwd', secondFactor = false): Promise<TokenPair> {
     const nowMs = Date.now()
     const now = Math.floor(nowMs / 1000)
     const sessionId = randomUUID()
-    const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge, signInStrength(method, now))
+    const strength = secondFactor ? secondFactorStrength([method], now) : signInStrength(method, now)
+    const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge, strength)
     const access = this.accessFor(refresh, now)
     const stored = await this.store.sessions.create({
       id: sessionId,
@@ -155,6 +157,34 @@ export class SessionService {
     await this.revoke({ sessionId: session.id }, { reason: 'refresh_token_reused' }, context)
     this.audit({ event: 'refresh_reuse_detected', outcome: 'failure', userId: user.id, sessionId: session.id }, context)
     throw new RefreshTokenReused()
+  }
+
+  /**
+   * New tokens for the caller's live session at a higher strength (a second factor proven within
+   * it): its refresh token rotates, so the one held before is spent as by a refresh.
+   */
+  async elevate (claims: Claims, user: User, strength: AuthStrength): Promise<TokenPair> {
+    const session = await this.store.sessions.findById(claims.session_id)
+    if (session === undefined || session.revokedAt !== null) throw new TokenRevoked()
+    const nowMs = Date.now()
+    const now = Math.floor(nowMs / 1000)
+    const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.settings.sessionMaxAge
+    const next = this.refreshFor(user, session.id, now, endsAt, strength)
+    const access = this.accessFor(next, now)
+    const rotated = await this.store.sessions.rotate({
+      sessionId: session.id,
+      fromJti: session.refreshJti,
+      toJti: next.jti,
+      refreshClaims: JSON.stringify(next),
+      now: iso(nowMs),
+      expiresAt: iso(next.exp * 1000),
+      accessExpiresAt: iso(access.exp * 1000),
+      // proven within the session, from where it was last used
+      ip: session.ip,
+      userAgent: session.userAgent
+    })
+    if (!rotated) throw new TokenRevoked()
+    return this.pair(user, next, access)
   }
 
   /**

@@ -37,6 +37,11 @@ export function signInStrength (method: SignInMethod, authTime: number): AuthStr
   return { aal: 'aal1', amr: [method], authTime }
 }
 
+/** The strength of a sign-in finished with a second factor (TOTP or a recovery code) after `first`, at `authTime`. */
+export function secondFactorStrength (first: string[], authTime: number): AuthStrength {
+  return { aal: 'aal2', amr: [...first, 'otp', 'mfa'], authTime }
+}
+
 /** The strength a token carries; tokens signed before these claims existed were password sign-ins. */
 export function strengthOf (claims: Partial<Claims>, signedInAt: number): AuthStrength {
   return {

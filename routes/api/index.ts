@@ -6,6 +6,7 @@ import apiAuthRoutes from './auth.js'
 import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import keyRoutes from './keys.js'
 import userRoutes from './users.js'
+import { userTwoFactorRoutes } from '../two-factor.js'
 
 /**
  * The /api boundary. /api/auth/login is registered beside the guarded scope, not inside it;
@@ -30,6 +31,9 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     await api.register(userSessionRoutes, { prefix: '/users' })
     await api.register(auditRoutes, { prefix: '/audit' })
     await api.register(keyRoutes, { prefix: '/keys' })
+    // only with ENABLE_TOTP: off, the path is an unknown route (404)
+    const { twoFactor } = fastify.services
+    if (twoFactor !== undefined) await api.register(userTwoFactorRoutes, { prefix: '/users', twoFactor })
   })
 }
 

@@ -166,6 +166,43 @@ const migrations: Record<string, Migration> = {
       // existing sessions were last used at their last rotation, or their sign-in; their client is unknown
       await sql`update sessions set last_used_at = coalesce(rotated_at, created_at)`.execute(db)
     }
+  },
+  '0012_totp': {
+    async up (db: Kysely<unknown>) {
+      // one factor per user: the secret sealed with DATA_ENCRYPTION_KEYS, never in the clear.
+      // last_step is the newest time step accepted: a code is taken only by raising it (no replay)
+      await db.schema.createTable('totp_factors')
+        .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id').onDelete('cascade'))
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('last_step', 'bigint')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('activated_at', 'text')
+        .execute()
+      // keyed hashes of the recovery codes; a used one keeps its row with used_at
+      await db.schema.createTable('recovery_codes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('code_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('used_at', 'text')
+        .execute()
+      await db.schema.createIndex('recovery_codes_user_id').on('recovery_codes').column('user_id').execute()
+      // sign-ins waiting for their second factor: a keyed hash of the mfa_token, single use
+      await db.schema.createTable('mfa_challenges')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('remember', 'integer', (c) => c.notNull())
+        // the methods proven so far (JSON, RFC 8176 names): ["pwd"] or ["email"]
+        .addColumn('amr', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('spent_at', 'text')
+        .execute()
+      await db.schema.createIndex('mfa_challenges_expires_at').on('mfa_challenges').column('expires_at').execute()
+    }
   }
 }
 

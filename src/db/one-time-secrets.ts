@@ -82,6 +82,18 @@ export class OneTimeSecretRepository {
     return row && { id: row.id, secretHash: row.secret_hash, attempts: row.attempts }
   }
 
+  /**
+   * Counts a failed second factor on a live reset token; the failure that reaches `maxFailures`
+   * spends it. One statement each, so concurrent failures are all counted.
+   */
+  async countResetFailure (secretHash: string, maxFailures: number, now: string): Promise<void> {
+    await this.db.updateTable('one_time_secrets')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .where(liveReset(secretHash, now)).execute()
+    await this.db.updateTable('one_time_secrets').set({ spent_at: now })
+      .where(liveReset(secretHash, now)).where('attempts', '>=', maxFailures).execute()
+  }
+
   /** Spends one secret; false when it was spent meanwhile. */
   async spend (id: string, now: string): Promise<boolean> {
     const result = await this.db.updateTable('one_time_secrets').set({ spent_at: now })

@@ -130,7 +130,45 @@ export interface SigningKeysTable {
   revoked_at: string | null
 }
 
+/** A user's TOTP factor (src/db/totp.ts): the secret sealed, never in the clear. */
+export interface TotpFactorsTable {
+  user_id: string
+  /** the base32 secret sealed with DATA_ENCRYPTION_KEYS, bound to the user id */
+  secret: string
+  /** `pending` until a first code confirms it, then `active` */
+  state: string
+  /** the newest RFC 6238 time step accepted; a code is accepted only by raising it */
+  last_step: number | string | null
+  created_at: string
+  activated_at: string | null
+}
+
+export interface RecoveryCodesTable {
+  id: string
+  user_id: string
+  /** HMAC-SHA256 of the code, base64url */
+  code_hash: string
+  created_at: string
+  used_at: string | null
+}
+
+export interface MfaChallengesTable {
+  id: string
+  /** HMAC-SHA256 of the mfa_token, base64url */
+  token_hash: string
+  user_id: string
+  remember: number
+  amr: string
+  created_at: string
+  expires_at: string
+  attempts: Generated<number>
+  spent_at: string | null
+}
+
 export interface Database {
+  totp_factors: TotpFactorsTable
+  recovery_codes: RecoveryCodesTable
+  mfa_challenges: MfaChallengesTable
   signing_keys: SigningKeysTable
   users: UsersTable
   sessions: SessionsTable
@@ -145,6 +183,6 @@ export type NewUserRow = Insertable<UsersTable>
 export type SessionRow = Selectable<SessionsTable>
 export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
+export type SigningKeyRow = Selectable<SigningKeysTable>
 export type MailOutboxRow = Selectable<MailOutboxTable>
 export type OneTimeSecretRow = Selectable<OneTimeSecretsTable>
-export type SigningKeyRow = Selectable<SigningKeysTable>

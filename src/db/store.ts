@@ -8,6 +8,7 @@ import { RevocationRepository } from './revocations.js'
 import type { Database } from './schema.js'
 import { SigningKeyRepository } from './signing-keys.js'
 import { SessionRepository } from './sessions.js'
+import { TotpRepository } from './totp.js'
 import { UserRepository } from './users.js'
 
 /**
@@ -20,10 +21,12 @@ export interface Store {
   readonly sessions: SessionRepository
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
+  readonly signingKeys: SigningKeyRepository
   /** mail to deliver: enqueue on the transaction that writes what the mail is about */
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
-  readonly signingKeys: SigningKeyRepository
+  /** TOTP factors, recovery codes and sign-in challenges */
+  readonly totp: TotpRepository
   /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
@@ -43,18 +46,20 @@ class KyselyStore implements Store {
   readonly sessions: SessionRepository
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
+  readonly signingKeys: SigningKeyRepository
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
-  readonly signingKeys: SigningKeyRepository
+  readonly totp: TotpRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
     this.users = new UserRepository(db, kind === 'postgres')
     this.sessions = new SessionRepository(db, kind === 'postgres')
     this.revocations = new RevocationRepository(db)
     this.auditEvents = new AuditEventRepository(db)
+    this.signingKeys = new SigningKeyRepository(db)
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
     this.oneTimeSecrets = new OneTimeSecretRepository(db)
-    this.signingKeys = new SigningKeyRepository(db)
+    this.totp = new TotpRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

@@ -15,7 +15,9 @@ import { KeyRing } from '../keys/key-ring.js'
 import { KeyService } from '../keys/key-service.js'
 import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS } from '../token-codec.js'
 import { TokenIssuer } from '../tokens.js'
+import { TwoFactorService } from '../two-factor.js'
 import { normalizeEmail, UserService } from '../users.js'
+import { mailConfigured } from '../config-mail.js'
 import type { CoreLogger } from '../logger.js'
 import { ServiceEvents } from './events.js'
 
@@ -32,6 +34,8 @@ export interface ServiceOptions {
   events?: ServiceEvents
   /** options of the SMTP transport (tests trust the CA of their self-signed certificate) */
   mailTransport?: TransportOptions
+  /** this instance's wall clock, ms since the epoch: which TOTP time step is current (tests set one that is off) */
+  clock?: () => number
 }
 
 export interface Services {
@@ -44,6 +48,8 @@ export interface Services {
   sessions: SessionService
   users: UserService
   auth: AuthService
+  /** the asymmetric signing keys (list, rotate, revoke); started by the server (plugins/signing-keys.ts) */
+  keys: KeyService
   /**
    * Delivers the mail outbox (src/mail/sender.ts); `start` and `close` belong to whoever runs it
    * (plugins/mail.ts for the server). After a transaction that enqueued mail has committed, call
@@ -52,8 +58,8 @@ export interface Services {
   mail: MailSender
   /** password reset and email codes; the routes exist only with their switches on */
   recovery: RecoveryService
-  /** the asymmetric signing keys (list, rotate, revoke); started by the server (plugins/signing-keys.ts) */
-  keys: KeyService
+  /** TOTP two-factor sign-in; undefined while ENABLE_TOTP is off */
+  twoFactor: TwoFactorService | undefined
   /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (the server calls it at start) */
   bootstrapAdmin (): Promise<void>
 }
@@ -63,7 +69,7 @@ export interface Services {
  * build them here, so a user is created by one code path whoever asks. Nothing starts running:
  * revocation loading and sync belong to src/revocations, listening to the server.
  */
-export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents(), mailTransport }: ServiceOptions): Promise<Services> {
+export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents(), mailTransport, clock = Date.now }: ServiceOptions): Promise<Services> {
   const hasher = await PasswordHasher.create(config.argon2, events)
   const ring = config.jwtAlg === 'HS256'
     ? undefined
@@ -78,16 +84,20 @@ export async function createServices ({ config, store, log, counters = new Memor
   const throttles = createThrottles(config, counters, events)
   const sessions = new SessionService(store, tokens, revocations, config, audit)
   const users = new UserService(store, hasher, sessions, audit)
-  const auth = new AuthService(store, hasher, users, sessions, audit, throttles)
-  const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
-  const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log, () => { mail.wake() })
   const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
+  const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
+  // config-totp.ts guarantees the keys whenever TOTP is on
+  const twoFactor = config.totp === undefined || envelope === undefined
+    ? undefined
+    : new TwoFactorService({ store, hasher, sessions, envelope, throttles, audit, issuer: config.totp.issuer, notify: mailConfigured(config), queued: () => { mail.wake() }, clock }, config.jwtSecret)
+  const auth = new AuthService(store, hasher, users, sessions, audit, throttles, twoFactor)
   const keys = new KeyService({ store, config, ring, envelope, audit, revocations, onRevoked: () => { tokens.cache.clear() }, log })
+  const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log, () => { mail.wake() }, twoFactor)
 
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, mail, recovery, bootstrapAdmin }
+  return { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, mail, recovery, twoFactor, bootstrapAdmin }
 }
 
 /**

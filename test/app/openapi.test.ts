@@ -4,6 +4,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { OpenAPIV3_1 as OpenAPI } from 'openapi-types'
 import t, { type Test } from 'tap'
 import { build } from '../helper.js'
+import { BEARER_DESCRIPTION } from '../../plugins/openapi.js'
 
 /**
  * Every route any app registers, seen through Fastify's `fastify.initialization` channel (an
@@ -152,7 +153,7 @@ t.test('the security schemes are bearerAuth, cookieAuth and refreshCookie, requi
   const app = await build(t)
   const document = await documentOf(t, app)
   t.same(document.components?.securitySchemes, {
-    bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access token in `Authorization: Bearer`' },
+    bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: BEARER_DESCRIPTION },
     cookieAuth: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'The HTTP-only access_token cookie (state changes also need a trusted Origin)' },
     refreshCookie: { type: 'apiKey', in: 'cookie', name: 'refresh_token', description: 'The HTTP-only refresh_token cookie, path /auth (needs a trusted Origin unless a Bearer header is sent)' }
   })

@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { OutboxEntry } from '../../../src/db/mail-outbox.js'
-import { build, type TestContext } from '../../helper.js'
+import { build, type BuildHooks, type TestContext } from '../../helper.js'
 import { startCaptureServer, type CapturedMail } from '../../mail/smtp-capture.js'
 
 /*
@@ -21,9 +21,9 @@ export const RECOVERY_ON = { ENABLE_PASSWORD_RESET: true, PASSWORD_RESET_URL: RE
 export interface Mailbox { waitForMail (predicate?: (mail: CapturedMail) => boolean, ms?: number): Promise<CapturedMail> }
 const mailboxes = new WeakMap<FastifyInstance, Mailbox>()
 
-export async function recoveryApp (t: TestContext, values: Record<string, unknown> = {}, mailbox?: Mailbox & { url: string }): Promise<FastifyInstance> {
+export async function recoveryApp (t: TestContext, values: Record<string, unknown> = {}, mailbox?: Mailbox & { url: string }, hooks: BuildHooks = {}): Promise<FastifyInstance> {
   const server = mailbox ?? await startCaptureServer(t)
-  const app = await build(t, { ...RECOVERY_ON, SMTP_URL: server.url, ...values })
+  const app = await build(t, { ...RECOVERY_ON, SMTP_URL: server.url, ...values }, hooks)
   mailboxes.set(app, server)
   return app
 }

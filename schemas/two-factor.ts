@@ -1,0 +1,62 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Password } from './common.js'
+import { TokenResponse } from './auth.js'
+
+/*
+ * TOTP two-factor sign-in (docs/two-factor.md). Codes are bounded strings: a wrong one of any
+ * shape is the catalogue's 400 invalid_otp, never a 422, so a client cannot probe the format.
+ */
+
+const Code = Type.String({ notBlank: true, maxLength: 32, description: 'the six digits the authenticator app shows now' })
+const RecoveryCode = Type.String({ notBlank: true, maxLength: 64, description: 'one of the recovery codes, each good once' })
+
+export const EnableTotpRequest = Type.Object({
+  password: Password
+}, { additionalProperties: false })
+export type EnableTotpRequest = Static<typeof EnableTotpRequest>
+
+export const TotpEnrolment = Type.Object({
+  secret: Type.String({ description: 'the 160-bit secret, base32 (for typing into an authenticator app by hand)' }),
+  otpauth_uri: Type.String({ description: 'the `otpauth://totp/…` URI the QR code encodes' }),
+  qr_svg: Type.String({ description: 'an SVG image of a QR code encoding exactly `otpauth_uri`' })
+}, { $id: 'TotpEnrolment', description: 'A pending factor: confirm it with a first code at `POST /auth/verify-2fa`' })
+
+export const VerifyTotpRequest = Type.Object({
+  mfa_token: Type.Optional(Type.String({ notBlank: true, maxLength: 256, description: 'the challenge of a sign-in (403 mfa_required); absent: confirming enrolment with an access token' })),
+  code: Type.Optional(Code),
+  recovery_code: Type.Optional(RecoveryCode)
+}, { additionalProperties: false, description: 'Either `code` (enrolment, or a sign-in), or with `mfa_token` one of `code` and `recovery_code`' })
+export type VerifyTotpRequest = Static<typeof VerifyTotpRequest>
+
+const RecoveryCodes = Type.Array(Type.String(), { minItems: 10, maxItems: 10, description: 'ten single-use recovery codes, shown this once' })
+
+export const TotpActivated = Type.Object({
+  recovery_codes: RecoveryCodes,
+  ...TokenResponse.properties
+}, { $id: 'TotpActivated', description: 'The factor is active: the recovery codes, and new tokens of this session at aal2' })
+
+export const RecoveryCodesRequest = Type.Object({
+  password: Password,
+  code: Code
+}, { additionalProperties: false })
+export type RecoveryCodesRequest = Static<typeof RecoveryCodesRequest>
+
+export const RecoveryCodesResponse = Type.Object({
+  recovery_codes: RecoveryCodes
+}, { $id: 'RecoveryCodes', description: 'A new set; the old codes no longer work' })
+
+export const DisableTotpRequest = Type.Object({
+  password: Password,
+  code: Type.Optional(Code),
+  recovery_code: Type.Optional(RecoveryCode)
+}, { additionalProperties: false, description: 'The password and one of `code` and `recovery_code`' })
+export type DisableTotpRequest = Static<typeof DisableTotpRequest>
+
+export const MfaChallenge = Type.Object({
+  error: Type.Literal('Forbidden'),
+  message: Type.String(),
+  code: Type.Literal('mfa_required'),
+  mfa_token: Type.String({ description: 'single use; send it to `POST /auth/verify-2fa` with a code' }),
+  methods: Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')])),
+  expires_in: Type.Integer({ description: 'seconds the challenge lives' })
+}, { $id: 'MfaChallenge', description: 'The password (or email code) was right; the account needs its second factor. No tokens, no cookies, no session yet' })
