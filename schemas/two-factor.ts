@@ -56,6 +56,7 @@ export const MfaChallenge = Type.Object({
   error: Type.Literal('Forbidden'),
   message: Type.String(),
   code: Type.Literal('mfa_required'),
+  reason: Type.Literal('mfa_required', { description: 'why access was denied, as on every 403' }),
   mfa_token: Type.String({ description: 'single use; send it to `POST /auth/verify-2fa` with a code' }),
   methods: Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')])),
   expires_in: Type.Integer({ description: 'seconds the challenge lives' })

@@ -3,7 +3,7 @@ import { claimsOf } from '../../helper.js'
 import { codeFor, latestMail, NEW_PASSWORD, queued, recoveryApp, resetTokenFor } from '../recovery/support.js'
 import { enrolledUser, oathtool, post, testClock, TOTP_ON } from './support.js'
 
-const MFA_REQUIRED = { error: 'Forbidden', message: 'A second factor is required', code: 'mfa_required' }
+const MFA_REQUIRED = { error: 'Forbidden', message: 'A second factor is required', code: 'mfa_required', reason: 'mfa_required' }
 
 async function app (t: Parameters<typeof recoveryApp>[0], values: Record<string, unknown> = {}) {
   const clock = testClock()

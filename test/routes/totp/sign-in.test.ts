@@ -3,7 +3,7 @@ import { claimsOf, rawSql, setCookies, tokenResponse } from '../../helper.js'
 import { sql } from 'kysely'
 import { challengeOf, enrolledUser, INVALID_OTP, oathtool, post, totpApp } from './support.js'
 
-const CHALLENGE_KEYS = ['code', 'error', 'expires_in', 'message', 'methods', 'mfa_token']
+const CHALLENGE_KEYS = ['code', 'error', 'expires_in', 'message', 'methods', 'mfa_token', 'reason']
 
 test('a password sign-in of a TOTP user: the exact 403 challenge, no cookie, no session; oathtool\'s code finishes it', async (t) => {
   const app = await totpApp(t)
@@ -20,6 +20,7 @@ test('a password sign-in of a TOTP user: the exact 403 challenge, no cookie, no 
     error: 'Forbidden',
     message: 'A second factor is required',
     code: 'mfa_required',
+    reason: 'mfa_required',
     mfa_token: body.mfa_token,
     methods: ['totp', 'recovery_code'],
     expires_in: 300
