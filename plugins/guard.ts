@@ -11,6 +11,8 @@ export interface RouteAccess {
   roles?: string[]
   /** the route param naming a user id; that user passes for themself */
   self?: string
+  /** only a superuser passes (403 `superuser_required`) */
+  superuser?: true
 }
 
 declare module 'fastify' {
@@ -37,6 +39,7 @@ declare module 'fastify' {
  */
 export function denialFor (claims: Claims, access: RouteAccess | undefined, params: unknown): Forbidden | undefined {
   if (claims.is_superuser || access === undefined) return undefined
+  if (access.superuser === true) return new Forbidden('superuser_required')
   if (access.self !== undefined && (params as Record<string, unknown>)[access.self] === claims.user_id) return undefined
   if (access.roles?.some((role) => claims.roles.includes(role)) === true) return undefined
   // "admin or the user themself", called by a user who is neither: about someone else
@@ -51,6 +54,7 @@ export function mayAccess (claims: Claims, access: RouteAccess | undefined, para
 /** The route's declared access in words, for its OpenAPI description (the same declaration the guard reads). */
 export function describeAccess (access: RouteAccess | undefined): string {
   if (access === undefined) return 'Access: any signed-in user.'
+  if (access.superuser === true) return 'Access: a superuser (403 `superuser_required` otherwise).'
   const roles = access.roles === undefined ? undefined : `the role${access.roles.length > 1 ? 's' : ''} ${access.roles.map((r) => `\`${r}\``).join(' or ')}`
   if (access.self === undefined) return `Access: ${roles ?? 'any signed-in user'} (403 \`missing_role\` otherwise), or a superuser.`
   return `Access: the user named by \`${access.self}\` themself${roles === undefined ? '' : `, ${roles}`} or a superuser (403 \`not_owner\` otherwise).`

@@ -120,7 +120,7 @@ export const userTwoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFact
       response: { 204: { type: 'null', description: 'Turned off (or was off)' }, ...errorResponses(401, 403, 404, 422) }
     },
     // no role is enough: only a superuser passes
-    config: { access: { roles: [] }, noStore: true }
+    config: { access: { superuser: true }, noStore: true }
   }, async (request, reply) => {
     await twoFactor.disableFor((request.claims as Claims).user_id, request.params.id, { ip: request.ip })
     return reply.code(204).send()

@@ -6,8 +6,7 @@ import { signingKeyRepresentation } from '../../src/representations.js'
 import type { Claims } from '../../src/tokens.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
-// no role is enough: only a superuser passes (is_superuser passes every check)
-const SUPERUSER = { access: { roles: [] }, noStore: true }
+const SUPERUSER = { access: { superuser: true }, noStore: true } as const
 
 /** /api/keys: the signing keys of access tokens, listed, rotated and revoked by a superuser (docs/keys.md). */
 const keyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../../helper.js'
-import { ISO } from '../../patterns.js'
+import { INSUFFICIENT_SCOPE, ISO, SUPERUSER_REQUIRED } from '../../patterns.js'
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`
 const B64URL = /^[A-Za-z0-9_-]+$/
@@ -71,7 +71,8 @@ t.test('/api/keys is for superusers only: an admin gets 403, no token 401', asyn
   for (const [method, url] of [['GET', '/api/keys'], ['POST', '/api/keys/rotate'], ['DELETE', '/api/keys/AAAAAAAAAAAAAAAA']] as const) {
     const res = await app.inject({ method, url, headers: admin })
     t.equal(res.statusCode, 403, `${method} ${url}`)
-    t.same(res.json(), { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden' })
+    t.strictSame(res.json(), SUPERUSER_REQUIRED)
+    t.equal(res.headers['www-authenticate'], INSUFFICIENT_SCOPE)
     t.equal((await app.inject({ method, url })).statusCode, 401)
   }
   t.equal((await app.services.keys.list()).length, 1, 'nothing rotated')

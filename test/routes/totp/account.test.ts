@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { test } from 'tap'
 import { authHeader, createUser, login, rawSql, tempDir } from '../../helper.js'
+import { SUPERUSER_REQUIRED } from '../../patterns.js'
 import { challengeOf, enrolledUser, INVALID_OTP, oathtool, post, testClock, totpApp } from './support.js'
 
 test('recovery codes work once each; regeneration voids the old set', async (t) => {
@@ -100,7 +101,9 @@ test('disable-2fa with the password and a code; a superuser removes a factor; ea
   const plain = await createUser(app)
   const { access_token: plainToken } = await login(app, plain)
   const del = (id: string, token: string) => app.inject({ method: 'DELETE', url: `/api/users/${id}/2fa`, headers: authHeader(token) })
-  t.equal((await del(second.id, plainToken)).statusCode, 403, 'not a superuser')
+  const refused = await del(second.id, plainToken)
+  t.equal(refused.statusCode, 403, 'not a superuser')
+  t.strictSame(refused.json(), SUPERUSER_REQUIRED)
   t.equal((await del('00000000-0000-4000-8000-000000000000', adminToken)).statusCode, 404)
   const removed = await del(second.id, adminToken)
   t.equal(removed.statusCode, 204)
