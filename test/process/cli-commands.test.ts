@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { buildFrom, databaseEnv, login, STORE_KIND, TEST_SECRET, tempDir, testConfig, type TestContext } from '../helper.js'
 import { ISO, UUID } from '../patterns.js'
+import { main } from '../../src/cli/main.js'
 import { cli, CLI_PASSWORD } from './cli-process.js'
 import { TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
 import { startServer } from './server-process.js'
@@ -12,6 +13,14 @@ import { startServer } from './server-process.js'
  */
 
 const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The CLI's own main(), with its output captured: for the answers that need no database. */
+async function inProcess (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const code = await main(args, { out: (text) => { stdout += text }, err: (text) => { stderr += text } })
+  return { code, stdout, stderr }
+}
 
 async function envFor (t: TestContext, dataDir: string): Promise<Record<string, string>> {
   return { ...await databaseEnv(t, dataDir), JWT_SECRET: TEST_SECRET }
@@ -119,11 +128,17 @@ t.test('user set-roles, set-password and delete: output, sessions ended, audit e
 })
 
 t.test('--help on every command prints its usage and exits 0; bad arguments exit 2 with a usage line', async (t) => {
+  // the real process once each way; every command then through the same main() in this process,
+  // as a spawn through tsx costs a second or two and none of these opens the database
   const env = { DATA_DIR: tempDir(t) }
+  const help = await cli(['user', 'show', '--help'], env)
+  t.strictSame(help, { code: 0, stdout: (await inProcess(['user', 'show', '--help'])).stdout, stderr: '' }, 'a real process prints what main() does')
+  const usage = await cli(['user', 'show'], env)
+  t.strictSame(usage, { code: 2, stdout: '', stderr: 'gatehouse: missing <email|id>\nusage: gatehouse user show <email|id>\n' })
   const commands = [['migrate'], ['user', 'create'], ['user', 'list'], ['user', 'show'], ['user', 'set-password'], ['user', 'set-roles'], ['user', 'delete'], ['sessions', 'list'], ['sessions', 'revoke'], ['keys', 'list'], ['keys', 'rotate'], ['keys', 'revoke'], ['mail', 'test']]
   // one at a time: a few processes at once on a loaded machine are slow enough to time out
   for (const command of commands) {
-    const run = await cli([...command, '--help'], env)
+    const run = await inProcess([...command, '--help'])
     const name = command.join(' ')
     t.equal(run.code, 0, `${name} --help`)
     t.match(run.stdout, new RegExp(`^usage: gatehouse ${name}`), name)
@@ -137,15 +152,15 @@ t.test('--help on every command prints its usage and exits 0; bad arguments exit
     [['user', 'set-roles', 'a@b.io', '--role', 'Not A Role'], 'gatehouse: --role Not A Role is not a role name (lower-case letters, digits, _ and -; at most 32)\nusage: gatehouse user set-roles <email|id> --role <role>...\n']
   ]
   for (const [args, stderr] of bad) {
-    const run = await cli(args, env)
+    const run = await inProcess(args)
     t.equal(run.code, 2, args.join(' '))
     t.equal(run.stdout, '')
     t.equal(run.stderr, stderr)
   }
-  const unknownOption = await cli(['user', 'list', '--bogus'], env)
+  const unknownOption = await inProcess(['user', 'list', '--bogus'])
   t.equal(unknownOption.code, 2)
   t.match(unknownOption.stderr, /^gatehouse: Unknown option '--bogus'.*\nusage: gatehouse user list/)
-  const unknownCommand = await cli(['user', 'promote'], env)
+  const unknownCommand = await inProcess(['user', 'promote'])
   t.equal(unknownCommand.code, 2)
   t.match(unknownCommand.stderr, /^gatehouse: unknown command promote, a user command\nUsage:\n/)
 })
