@@ -1,19 +1,18 @@
-import { createHmac, hkdfSync, randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
+import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
+import { KeyedHash } from './crypto/keyed-hash.js'
 
 /** What a one-time secret is for; a secret is good for its own purpose only. */
 export type SecretPurpose = 'reset' | 'login' | 'verify_email'
 
 /**
- * Reset tokens and email codes are stored only as HMAC-SHA256 under a key of their own, derived
- * from JWT_SECRET with HKDF (RFC 5869, SHA-256, info `gatehouse one-time secrets`): a copy of the
- * table alone cannot be brute-forced offline (six digits would take a moment without the key),
- * and the derived key signs nothing else, so it never doubles as the token signing key.
+ * Reset tokens and email codes are stored only as keyed hashes (src/crypto/keyed-hash.ts, info
+ * `gatehouse one-time secrets`): six digits would take a moment to brute-force without the key.
  */
 export class SecretHasher {
-  private readonly key: Buffer
+  private readonly hash: KeyedHash
 
   constructor (jwtSecret: string) {
-    this.key = Buffer.from(hkdfSync('sha256', jwtSecret, 'gatehouse', 'gatehouse one-time secrets', 32))
+    this.hash = new KeyedHash(jwtSecret, 'gatehouse one-time secrets')
   }
 
   /** A reset token's hash: the token alone finds its row. */
@@ -27,7 +26,7 @@ export class SecretHasher {
   }
 
   private mac (input: string): string {
-    return createHmac('sha256', this.key).update(input).digest('base64url')
+    return this.hash.of(input)
   }
 }
 

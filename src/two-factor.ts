@@ -1,4 +1,5 @@
-import { createHmac, hkdfSync, randomBytes, randomInt } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
+import { KeyedHash } from './crypto/keyed-hash.js'
 import type { AuditSink, RequestContext } from './audit.js'
 import type { Envelope } from './crypto/envelope.js'
 import type { Store } from './db/store.js'
@@ -55,10 +56,10 @@ function newRecoveryCodes (): string[] {
  * conditional update of the factor's last step, so concurrent requests with one code get one success.
  */
 export class TwoFactorService {
-  private readonly key: Buffer
+  private readonly hash: KeyedHash
 
   constructor (private readonly options: TwoFactorOptions, jwtSecret: string) {
-    this.key = Buffer.from(hkdfSync('sha256', jwtSecret, 'gatehouse', 'gatehouse second factor', 32))
+    this.hash = new KeyedHash(jwtSecret, 'gatehouse second factor')
   }
 
   /** Whether the user signs in with a second factor (an active one; a pending factor does not count). */
@@ -241,6 +242,6 @@ export class TwoFactorService {
   }
 
   private mac (input: string): string {
-    return createHmac('sha256', this.key).update(input).digest('base64url')
+    return this.hash.of(input)
   }
 }
