@@ -134,21 +134,10 @@ export class SessionService {
     if (now >= endsAt) throw new TokenExpired()
     if (session.refreshJti === claims.jti) {
       // the sign-in's strength and time travel down the chain unchanged
-      const next = this.refreshFor(user, session.id, now, endsAt, strengthOf(claims, Math.floor(Date.parse(session.signedInAt) / 1000)))
-      const access = this.accessFor(next, now)
-      const rotated = await this.store.sessions.rotate({
-        sessionId: session.id,
-        fromJti: claims.jti,
-        toJti: next.jti,
-        refreshClaims: JSON.stringify(next),
-        now: iso(nowMs),
-        expiresAt: iso(next.exp * 1000),
-        accessExpiresAt: iso(access.exp * 1000),
-        ...clientOf(context)
-      })
-      if (rotated) {
+      const pair = await this.rotate(session, user, nowMs, strengthOf(claims, Math.floor(Date.parse(session.signedInAt) / 1000)), clientOf(context))
+      if (pair !== undefined) {
         this.audit({ event: 'refreshed', actorId: user.id, userId: user.id, sessionId: session.id }, context)
-        return this.pair(user, next, access)
+        return pair
       }
     }
     const current = await this.store.sessions.findById(claims.session_id)
@@ -166,7 +155,17 @@ export class SessionService {
   async elevate (claims: Claims, user: User, strength: AuthStrength): Promise<TokenPair> {
     const session = await this.store.sessions.findById(claims.session_id)
     if (session === undefined || session.revokedAt !== null) throw new TokenRevoked()
-    const nowMs = Date.now()
+    // proven within the session, from where it was last used
+    const pair = await this.rotate(session, user, Date.now(), strength, { ip: session.ip, userAgent: session.userAgent })
+    if (pair === undefined) throw new TokenRevoked()
+    return pair
+  }
+
+  /**
+   * The session's refresh token rotated to a new pair at `strength`, ending where the session
+   * ends; undefined when its current token is no longer the one read (a concurrent rotation).
+   */
+  private async rotate (session: Session, user: User, nowMs: number, strength: AuthStrength, client: { ip: string | null, userAgent: string | null }): Promise<TokenPair | undefined> {
     const now = Math.floor(nowMs / 1000)
     const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.settings.sessionMaxAge
     const next = this.refreshFor(user, session.id, now, endsAt, strength)
@@ -179,12 +178,9 @@ export class SessionService {
       now: iso(nowMs),
       expiresAt: iso(next.exp * 1000),
       accessExpiresAt: iso(access.exp * 1000),
-      // proven within the session, from where it was last used
-      ip: session.ip,
-      userAgent: session.userAgent
+      ...client
     })
-    if (!rotated) throw new TokenRevoked()
-    return this.pair(user, next, access)
+    return rotated ? this.pair(user, next, access) : undefined
   }
 
   /**
