@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifySchema, onRequestHookHandler } from 'fa
 import { errorResponses } from '../schemas/errors.js'
 import { IdentityHeaders, ROLES_MAX_LENGTH, VerifyQuery } from '../schemas/verify.js'
 import { Forbidden, TokenMissing, ValidationFailed } from '../src/errors.js'
-import { holdsAnyRole, noRoleRequired, originalMethod } from '../src/forward-auth.js'
+import { holdsAnyRole, listedRoles, noRoleRequired, originalMethod } from '../src/forward-auth.js'
 import type { Claims } from '../src/tokens.js'
 
 /**
@@ -39,7 +39,7 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
       if (claims === undefined) throw new TokenMissing()
       const roles = (request.query as Record<string, unknown>).roles
       // only a failed check splits the list: the 403 names the roles asked for
-      if (!meetsRoles(claims, roles)) throw new Forbidden('missing_role', (roles as string).split(/[\s,]+/).filter(Boolean))
+      if (!meetsRoles(claims, roles)) throw new Forbidden('missing_role', listedRoles(roles as string))
     } catch (err) {
       // an error body may reach a browser (Caddy and Traefik pass it on): it gets the API's headers
       reply.headers(securityHeaders)

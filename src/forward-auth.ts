@@ -32,6 +32,11 @@ export function noRoleRequired (wanted: string): boolean {
   return true
 }
 
+/** The roles `wanted` lists, split at the same separators: for a refusal, which may allocate. */
+export function listedRoles (wanted: string): string[] {
+  return wanted.split(/[ ,]+/).filter((role) => role !== '')
+}
+
 /**
  * True when `wanted` (`admin,editor`; a space is read as a separator too, since no role name can
  * hold one) names one of `roles`. Searched in place: no split, no Set per request.

@@ -72,7 +72,7 @@ function assertRefused (t: Test, res: LightMyRequestResponse, body: typeof INVAL
 
 /** The roles a route asked for and the token lacks: reason missing_role, naming them, with the insufficient_scope challenge. */
 function missingRoles (roles: string): Record<string, unknown> {
-  return { ...FORBIDDEN, reason: 'missing_role', required_roles: roles.split(/[\s,]+/).filter(Boolean) }
+  return { ...FORBIDDEN, reason: 'missing_role', required_roles: roles.split(/[ ,]+/).filter(Boolean) }
 }
 
 function assertForbidden (t: Test, res: LightMyRequestResponse, body: Record<string, unknown>, what: string): void {
