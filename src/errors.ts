@@ -91,7 +91,7 @@ export const RefreshTokenReused = catalogued('refresh_token_reused')
 export class Forbidden extends catalogued('forbidden') {
   readonly reason: DenialReason
   readonly requiredRoles: string[] | undefined
-  constructor (reason: 'missing_role' | 'not_owner' | 'superuser_required' | 'mfa_required' = 'missing_role', requiredRoles?: string[]) {
+  constructor (reason: 'missing_role' | 'not_owner' | 'superuser_required', requiredRoles?: string[]) {
     super()
     this.reason = reason
     this.requiredRoles = requiredRoles
