@@ -1,19 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from './config-error.js'
 import { generateDataKeyEntry, parseDataKeys, type DataKey } from './crypto/envelope.js'
-import { DURATION_PATTERN, parseDuration } from './duration.js'
+import { durationSetting as duration, parseDuration } from './config-units.js'
 import { readOrGenerateSecret } from './secret-file.js'
 
 export const JWT_ALGORITHMS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const
 export type JwtAlgorithm = typeof JWT_ALGORITHMS[number]
 export type AsymmetricAlgorithm = Exclude<JwtAlgorithm, 'HS256'>
-
-const duration = (description: string, value?: string) => Type.String({
-  pattern: DURATION_PATTERN,
-  maxLength: 16,
-  ...(value !== undefined && { default: value }),
-  description: `${description}. Seconds, or a number with \`s\`, \`m\`, \`h\` or \`d\``
-})
 
 /** The settings of signing keys (docs/keys.md), spread into the one ConfigSchema. */
 export const KeysConfigSchema = {

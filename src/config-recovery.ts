@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from './config-error.js'
+import { durationSetting, parseDuration, parseRate, rateSetting } from './config-units.js'
 
 /*
  * The settings of account recovery (password reset by email, email codes): their own module,
@@ -7,15 +8,7 @@ import { ConfigError } from './config-error.js'
  * routes answer 501 as reserved paths.
  */
 
-const DURATION = '^[0-9]+[smhd]?$'
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 }
-
-const duration = (value: string, description: string) => Type.String({
-  pattern: DURATION,
-  maxLength: 16,
-  default: value,
-  description: `${description}. Seconds, or a number with \`s\`, \`m\`, \`h\` or \`d\``
-})
+const duration = (value: string, description: string) => durationSetting(description, value)
 
 export const RecoveryConfigSchema = {
   ENABLE_PASSWORD_RESET: Type.Boolean({
@@ -36,12 +29,7 @@ export const RecoveryConfigSchema = {
   }),
   EMAIL_OTP_TTL: duration('10m', 'how long an email code works'),
   EMAIL_OTP_MAX_ATTEMPTS: Type.Integer({ default: 5, minimum: 1, maximum: 20, description: 'wrong codes after which an email code is spent' }),
-  MAIL_RATE_LIMIT: Type.String({
-    pattern: '^[0-9]+/[smh]$',
-    maxLength: 16,
-    default: '10/h',
-    description: '`forgot-password` and `send-otp` requests per client address (together), 429 beyond. Written `<count>/<s|m|h>`'
-  })
+  MAIL_RATE_LIMIT: rateSetting('`forgot-password` and `send-otp` requests per client address (together), 429 beyond', '10/h')
 }
 
 type RecoveryRaw = Static<ReturnType<typeof Type.Object<typeof RecoveryConfigSchema>>>
@@ -57,8 +45,7 @@ export interface RecoveryConfig {
 }
 
 function seconds (name: string, value: string): number {
-  const factor = UNIT_SECONDS[value.at(-1) ?? '']
-  const result = factor === undefined ? Number(value) : Number(value.slice(0, -1)) * factor
+  const result = parseDuration(value)
   if (result < 1) throw new ConfigError(`Invalid configuration: ${name} must be at least 1s`)
   return result
 }
@@ -83,8 +70,7 @@ function resetUrl (url: string | undefined, production: boolean): string {
  * without SMTP_URL would log its links and codes, so it refuses instead.
  */
 export function recoverySettings (raw: RecoveryRaw & { SMTP_URL?: string | undefined }, production: boolean): RecoveryConfig {
-  const [count = '0', unit = 's'] = raw.MAIL_RATE_LIMIT.split('/')
-  const mailRateLimit = { max: Number(count), windowSeconds: UNIT_SECONDS[unit] ?? 1 }
+  const mailRateLimit = parseRate(raw.MAIL_RATE_LIMIT)
   if (mailRateLimit.max < 1) throw new ConfigError('Invalid configuration: MAIL_RATE_LIMIT must allow at least one request')
   for (const feature of ['ENABLE_PASSWORD_RESET', 'ENABLE_EMAIL_OTP'] as const) {
     if (raw[feature] && production && raw.SMTP_URL === undefined) {

@@ -4,22 +4,18 @@ import { Type, type Static } from '@sinclair/typebox'
 import { authzConfig, AuthzSettings, type AuthzConfig } from './config-authz.js'
 import { ConfigError } from './config-error.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './config-keys.js'
-import { parseDuration } from './duration.js'
+import { durationSetting, parseDuration, parseRate, rateSetting } from './config-units.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './config-mail.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './config-recovery.js'
 import { TotpConfigSchema, totpSettings, type TotpConfig } from './config-totp.js'
 import { resolveSecret } from './jwt-secret.js'
 import { parseTrustProxy } from './trust-proxy.js'
 
-const Duration = { pattern: '^[0-9]+[smhd]?$', maxLength: 16 }
-const Rate = { pattern: '^[0-9]+/[smh]$', maxLength: 16 }
 const RoleList = Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}(,[a-z][a-z0-9_-]{0,31})*$', maxLength: 1024 })
 
 const flag = (description: string) => Type.Boolean({ default: false, description })
-const duration = (value: string, description: string) =>
-  Type.String({ ...Duration, default: value, description: `${description}. Seconds, or a number with \`s\`, \`m\`, \`h\` or \`d\`` })
-const rate = (value: string, description: string) =>
-  Type.String({ ...Rate, default: value, description: `${description}. Written \`<count>/<s|m|h>\`` })
+const duration = (value: string, description: string) => durationSetting(description, value)
+const rate = (value: string, description: string) => rateSetting(description, value)
 
 /**
  * Every setting, each with the description that docs/operations.md and .env.example are generated
@@ -230,15 +226,6 @@ export interface Config extends KeysConfig, RecoveryConfig, AuthzConfig, TotpCon
 }
 
 export { ConfigError }
-
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 }
-
-export { parseDuration }
-
-function parseRate (value: string): { max: number, windowSeconds: number } {
-  const [count = '0', unit = 's'] = value.split('/')
-  return { max: Number(count), windowSeconds: UNIT_SECONDS[unit] ?? 1 }
-}
 
 export interface LoadOptions {
   /** Extra values, highest precedence (tests pass their whole config here). */

@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { ConfigError, loadConfig, parseDuration } from '../src/config.js'
+import { ConfigError, loadConfig } from '../src/config.js'
+import { parseDuration } from '../src/config-units.js'
 import { tempDir, TEST_SECRET } from './helper.js'
 import { startServer } from './process/server-process.js'
 
