@@ -73,12 +73,12 @@ export function registerChild (proc: ChildProcess): void {
   started.push(proc)
 }
 
-async function startChild (name: string, script: string, env: NodeJS.ProcessEnv, dir: string, readyPath: string): Promise<Child> {
+async function startChild (name: string, script: string, env: NodeJS.ProcessEnv, dir: string, readyPath: string, nodeArgs: string[] = []): Promise<Child> {
   const port = await freePort()
   const logFile = join(dir, `${name}.log`)
   const fd = openSync(logFile, 'a')
   // the log goes to a file, as a production service writes to its journal: never a full pipe
-  const proc = spawn(process.execPath, [script], { cwd: dir, env: { ...env, PORT: String(port) }, stdio: ['ignore', fd, fd] })
+  const proc = spawn(process.execPath, [...nodeArgs, script], { cwd: dir, env: { ...env, PORT: String(port) }, stdio: ['ignore', fd, fd] })
   closeSync(fd)
   started.push(proc)
   if (proc.pid === undefined) throw new BenchError(`${name} did not start`)
@@ -95,7 +95,7 @@ export const ADMIN = { email: 'bench-admin@example.com', password: 'Bench-Passwo
  * every benchmark request comes from 127.0.0.1 (the login scenario measures hashing, not 429s).
  * cwd is the temp dir, so no stray .env is read. `env` adds the setup's own (DATABASE_URL, WORKERS).
  */
-export async function startGatehouse (dir: string, name: string, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+export async function startGatehouse (dir: string, name: string, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Child> {
   const dataDir = join(dir, name)
   mkdirSync(dataDir)
   return await startChild(name, here('../src/server.js'), {
@@ -110,11 +110,11 @@ export async function startGatehouse (dir: string, name: string, env: NodeJS.Pro
     LOGIN_RATE_LIMIT: '1000000/s',
     REFRESH_RATE_LIMIT: '1000000/s',
     ...env
-  }, dir, '/health')
+  }, dir, '/health', nodeArgs)
 }
 
-export async function startBare (dir: string): Promise<Child> {
-  return await startChild('bare', here('./bare-server.js'), baseEnv(), dir, '/')
+export async function startBare (dir: string, nodeArgs: string[] = []): Promise<Child> {
+  return await startChild('bare', here('./bare-server.js'), baseEnv(), dir, '/', nodeArgs)
 }
 
 /** The argon2 verify child (see argon2-worker.ts); `run` asks it for one timed run. */
