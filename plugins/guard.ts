@@ -72,7 +72,7 @@ export default fp(async function guardPlugin (fastify: FastifyInstance) {
   }
 
   function verifiedClaimsOf (request: FastifyRequest, method: string = request.method): Claims | undefined {
-    const credential = readAccessCredential(request)
+    const credential = readAccessCredential(request, sessions.isKnownToken)
     if (credential === undefined) return undefined
     if (credential.token === undefined) throw new TokenInvalid()
     if (credential.source === 'cookie' && isStateChanging(method)) assertTrustedOrigin(request)

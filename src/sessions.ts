@@ -245,6 +245,9 @@ export class SessionService {
     return nowMs <= Date.parse(session.rotatedAt) + this.settings.refreshReuseInterval * 1000
   }
 
+  /** True for a token that verified here before (the verified-token cache): see readAccessCredential. */
+  readonly isKnownToken = (token: string): boolean => this.tokens.cache.has(token)
+
   /** The hot path of every guarded request: signature, type, exp, then an in-memory lookup. */
   verifyAccess (token: string): Claims {
     const claims = this.tokens.verify(token, 'access', Date.now())

@@ -56,3 +56,21 @@ t.test('bearerToken accepts only b64token characters (RFC 6750 §2.1) as the tok
     t.equal(bearerToken(header), undefined, JSON.stringify(header))
   }
 })
+
+t.test('a token known to have verified is taken from "Bearer <token>" as is, and every other header reads as without it', async (t) => {
+  const known = new Set(['eyJ.abc.def', 'a+b/c~d=='])
+  const isKnown = (candidate: string) => known.has(candidate)
+  const headers = [
+    'Bearer eyJ.abc.def', 'bearer eyJ.abc.def', 'Bearer   eyJ.abc.def', 'Bearer eyJ.abc.def  ', 'Bearer a+b/c~d==',
+    'BearerXeyJ.abc.def', 'Bearer\teyJ.abc.def', 'Bearer eyJ.abc.def x', 'Bearer other.token.here', 'Bearer', 'Basic eyJ.abc.def'
+  ]
+  for (const header of headers) {
+    t.same(readAccessCredential(request(header, 'from-cookie'), isKnown), readAccessCredential(request(header, 'from-cookie')), JSON.stringify(header))
+  }
+  t.same(readAccessCredential(request('Bearer eyJ.abc.def'), isKnown), { source: 'bearer', token: 'eyJ.abc.def' })
+  // "Bearer" then any character then a known token is still malformed: only a space separates
+  t.same(readAccessCredential(request('BearerXeyJ.abc.def'), isKnown), { source: 'bearer', token: undefined })
+  // the predicate is what spares the scan: a "known" string the scan would refuse is taken as it is
+  t.same(readAccessCredential(request('Bearer a b'), () => true), { source: 'bearer', token: 'a b' })
+  t.same(readAccessCredential(request('Bearer a b'), () => false), { source: 'bearer', token: undefined })
+})

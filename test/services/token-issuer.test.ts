@@ -63,6 +63,25 @@ t.test('a token verified once is served from the cache: the signature is not che
   t.throws(() => tokens.verify(token, 'refresh', Date.now()), TokenInvalid, 'a cached access token is still no refresh token')
 })
 
+t.test('a token that ends like a cached one but differs before is no hit: its signature is checked and it is refused', async (t) => {
+  const codec = createTokenCodec(TEST_SECRET, 'gatehouse')
+  const tokens = new TokenIssuer(codec, LIFETIMES)
+  const verifies = t.capture(codec, 'verify', codec.verify)
+  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
+  const token = tokens.sign(claims)
+  tokens.verify(token, 'access', Date.now())
+  t.ok(tokens.cache.has(token))
+  // the payload swapped for a superuser's, the real token's signature kept: the cache files
+  // entries by the signature's end, so this one lands on the real token's entry
+  const [header = '', , signature = ''] = token.split('.')
+  const lifted = `${header}.${b64({ ...claims, is_superuser: true })}.${signature}`
+  t.notOk(tokens.cache.has(lifted))
+  t.throws(() => tokens.verify(lifted, 'access', Date.now()), TokenInvalid)
+  t.equal(verifies().length, 2, 'the real token and the lifted one each went to the signature check')
+  t.same(tokens.verify(token, 'access', Date.now()), claims, 'the real token is still served from its entry')
+  t.equal(verifies().length, 0, 'without another check')
+})
+
 t.test('a cached token is refused as expired from the millisecond its exp is reached, and leaves the cache', async (t) => {
   const tokens = issuer()
   const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
