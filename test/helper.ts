@@ -175,8 +175,8 @@ export async function prepareDatabase (t: TestContext, config: Pick<Config, 'dat
 export async function rawSql<R> (config: Config, query: RawBuilder<R>): Promise<R[]> {
   let dialect: Dialect
   if (config.databaseUrl.startsWith('sqlite:')) {
-    const { createSqliteDialect } = await import('../src/db/sqlite.js')
-    dialect = createSqliteDialect(config.databaseUrl.slice('sqlite:'.length))
+    const { openSqlite } = await import('../src/db/sqlite.js')
+    dialect = openSqlite(config.databaseUrl.slice('sqlite:'.length)).dialect
   } else {
     const { createPostgresDialect } = await import('../src/db/postgres.js')
     dialect = createPostgresDialect(config.databaseUrl, { poolMax: 1 })

@@ -5,6 +5,8 @@ import BetterSqlite3 from 'better-sqlite3'
 import { SqliteAdapter, SqliteDialect } from 'kysely'
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
 import { makePrivateDir } from '../data-dir.js'
+import type { UserRow } from './schema.js'
+import type { ImmediateUserRows } from './users.js'
 
 const STATEMENT_CACHE_LIMIT = 256
 const BUSY_TIMEOUT_MS = 5000
@@ -66,11 +68,35 @@ function makePrivateFiles (path: string): void {
   }
 }
 
+/** The SQLite file opened: the dialect Kysely runs on, and the read made without it. */
+export interface SqliteConnection {
+  dialect: SqliteDialect
+  usersByIds: ImmediateUserRows
+}
+
+/**
+ * User rows read by ids at once, with one statement prepared up front (the ids as a JSON array,
+ * so one statement serves every batch size): the read every signed-in request of /auth/me and
+ * /api/users/:id makes, in batches (src/db/users.ts). Through Kysely each batch was a query built
+ * and compiled, a wait for the connection's mutex and a promise chain. While a transaction is
+ * open on the one connection the read would see its uncommitted writes, so it declines
+ * (`undefined`) and the caller queues behind Kysely like any query.
+ */
+function immediateUserRows (db: BetterSqlite3.Database): ImmediateUserRows {
+  // prepared on first use: the users table exists only once the migrations have run
+  let statement: BetterSqlite3.Statement<[string], UserRow> | undefined
+  return (ids) => {
+    if (db.inTransaction) return undefined
+    statement ??= db.prepare<[string], UserRow>('select * from "users" where "id" in (select "value" from json_each(?))')
+    return statement.all(JSON.stringify(ids))
+  }
+}
+
 /**
  * better-sqlite3 behind Kysely. Kysely prepares every query anew; the queries come from code,
  * so caching the prepared statements by SQL text saves the parse on every request.
  */
-export function createSqliteDialect (path: string): SqliteDialect {
+export function openSqlite (path: string): SqliteConnection {
   if (path !== ':memory:' && path !== '') {
     makePrivateDir(dirname(path))
     makePrivateFiles(path)
@@ -94,5 +120,5 @@ export function createSqliteDialect (path: string): SqliteDialect {
       return statement
     }
   }
-  return new LockingSqliteDialect({ database }, db)
+  return { dialect: new LockingSqliteDialect({ database }, db), usersByIds: immediateUserRows(db) }
 }

@@ -1,5 +1,5 @@
 import { tracingChannel } from 'node:diagnostics_channel'
-import { Kysely, sql, type Dialect } from 'kysely'
+import { Kysely, sql } from 'kysely'
 import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
 import { migrateToLatest } from './migrations.js'
@@ -9,7 +9,7 @@ import type { Database } from './schema.js'
 import { SigningKeyRepository } from './signing-keys.js'
 import { SessionRepository } from './sessions.js'
 import { TotpRepository } from './totp.js'
-import { UserRepository } from './users.js'
+import { UserRepository, type ImmediateUserRows } from './users.js'
 
 /**
  * The one storage seam. Services see repositories and never which database is behind them;
@@ -51,8 +51,9 @@ class KyselyStore implements Store {
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
 
-  constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>) {
-    this.users = new UserRepository(db, kind === 'postgres')
+  /** `usersByIds`: SQLite's read of user rows without Kysely (src/db/sqlite.ts), for the store outside transactions */
+  constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
+    this.users = new UserRepository(db, kind === 'postgres', usersByIds)
     this.sessions = new SessionRepository(db, kind === 'postgres')
     this.revocations = new RevocationRepository(db)
     this.auditEvents = new AuditEventRepository(db)
@@ -89,18 +90,14 @@ export interface ConnectOptions {
 }
 
 export async function connect (url: string, options: ConnectOptions = {}): Promise<Store> {
-  let kind: Store['kind']
-  let dialect: Dialect
   if (url.startsWith('sqlite:')) {
-    const { createSqliteDialect } = await import('./sqlite.js')
-    kind = 'sqlite'
-    dialect = createSqliteDialect(url.slice('sqlite:'.length))
-  } else if (/^postgres(ql)?:\/\//.test(url)) {
-    const { createPostgresDialect } = await import('./postgres.js')
-    kind = 'postgres'
-    dialect = createPostgresDialect(url, options)
-  } else {
-    throw new Error(`Unsupported DATABASE_URL scheme: ${url.split(':')[0]}`)
+    const { openSqlite } = await import('./sqlite.js')
+    const { dialect, usersByIds } = openSqlite(url.slice('sqlite:'.length))
+    return new KyselyStore('sqlite', new Kysely<Database>({ dialect }), usersByIds)
   }
-  return new KyselyStore(kind, new Kysely<Database>({ dialect }))
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const { createPostgresDialect } = await import('./postgres.js')
+    return new KyselyStore('postgres', new Kysely<Database>({ dialect: createPostgresDialect(url, options) }))
+  }
+  throw new Error(`Unsupported DATABASE_URL scheme: ${url.split(':')[0]}`)
 }

@@ -41,6 +41,13 @@ function toUser (row: UserRow): User {
   }
 }
 
+/**
+ * User rows read synchronously by ids, bypassing Kysely (SQLite: src/db/sqlite.ts), or undefined
+ * when they cannot be read now (a transaction is open on the connection) and the caller must
+ * queue like any query.
+ */
+export type ImmediateUserRows = (ids: string[]) => UserRow[] | undefined
+
 /** Ids per batched query: bounds its parameter list. */
 const MAX_BATCH = 100
 
@@ -51,8 +58,10 @@ export class UserRepository {
    * Under load hundreds of requests (/auth/me, GET /api/users/:id) are in flight at once, and
    * per query the driver's overhead — a round trip's socket calls on PostgreSQL, the builder,
    * the connection mutex and the promise chain on both — outweighs the read itself: batched,
-   * /auth/me serves 1.5× (SQLite) to 5× (PostgreSQL) the requests (README "Benchmark").
-   * No cache: every batch reads the rows as committed when it runs.
+   * /auth/me serves 1.5× (SQLite) to 5× (PostgreSQL) the requests (docs/benchmarks.md). On SQLite
+   * a read of its own per request would cost more still: each statement outside a transaction
+   * takes and drops WAL's read lock with two fcntl calls. No cache: every batch reads the rows as
+   * committed when it runs.
    */
   private readonly byId: DataLoader<string, User | undefined> | undefined
 
@@ -62,7 +71,11 @@ export class UserRepository {
    * a grant was lost (and sessions must end) from the first one's result, not a stale row.
    * SQLite has one writer at a time and no FOR UPDATE.
    */
-  constructor (private readonly db: Kysely<Database>, private readonly lockInTransactions = false) {
+  constructor (
+    private readonly db: Kysely<Database>,
+    private readonly lockInTransactions = false,
+    private readonly immediateRows?: ImmediateUserRows
+  ) {
     if (!db.isTransaction) this.byId = new DataLoader((ids) => this.findByIds(ids), { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: setImmediate })
   }
 
@@ -97,7 +110,8 @@ export class UserRepository {
 
   /** The users of `ids`, in their order (undefined where there is none; duplicates allowed). */
   private async findByIds (ids: readonly string[]): Promise<Array<User | undefined>> {
-    const rows = await this.db.selectFrom('users').selectAll().where('id', 'in', [...new Set(ids)]).execute()
+    const unique = [...new Set(ids)]
+    const rows = this.immediateRows?.(unique) ?? await this.db.selectFrom('users').selectAll().where('id', 'in', unique).execute()
     const byId = new Map(rows.map((row) => [row.id, row]))
     // an object per caller, even for the same id: none can change another's copy
     return ids.map((id) => { const row = byId.get(id); return row && toUser(row) })

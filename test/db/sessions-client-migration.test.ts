@@ -12,8 +12,8 @@ import { prepareDatabase, STORE_KIND, testConfig } from '../helper.js'
 async function open (url: string): Promise<Kysely<unknown>> {
   let dialect: Dialect
   if (url.startsWith('sqlite:')) {
-    const { createSqliteDialect } = await import('../../src/db/sqlite.js')
-    dialect = createSqliteDialect(url.slice('sqlite:'.length))
+    const { openSqlite } = await import('../../src/db/sqlite.js')
+    dialect = openSqlite(url.slice('sqlite:'.length)).dialect
   } else {
     const { createPostgresDialect } = await import('../../src/db/postgres.js')
     dialect = createPostgresDialect(url, { poolMax: 1 })

@@ -5,8 +5,10 @@ import { authHeader, build, createUser, login, type CreatedUser } from '../helpe
 import { NOT_FOUND } from '../patterns.js'
 
 /*
- * Lookups of users by id made in one turn of the event loop share one query (src/db/users.ts).
- * What must hold: each caller gets its own user — or none — whatever else was in the batch.
+ * Lookups of users by id made in one turn of the event loop share one query (src/db/users.ts;
+ * on SQLite a statement prepared once, or Kysely's query while a transaction is open). What must
+ * hold: each caller gets its own user — or none — whatever else was in the batch, and never a
+ * write that is not committed.
  */
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
@@ -68,4 +70,22 @@ t.test('a read right after a write sees it: the batch reads the rows as committe
   const after = await app.inject({ method: 'GET', url: `/api/users/${person.id}`, headers: authHeader(adminToken) })
   t.equal(after.statusCode, 404)
   t.strictSame(after.json(), NOT_FOUND)
+})
+
+t.test('a read made while another caller\'s transaction has written the user sees the committed row, not the write', async (t) => {
+  const app = await build(t)
+  const person = await createUser(app, { email: 'pending@example.com', name: 'Committed' })
+  let outside: Promise<User | undefined> | undefined
+  const rolledBack = app.store.transaction(async (tx) => {
+    await tx.users.update(person.id, { name: 'Uncommitted' }, new Date().toISOString())
+    // negative control: on the transaction's own connection the write is visible, so a read
+    // that shared it without waiting (SQLite has one connection) would return it
+    t.equal((await tx.users.findById(person.id))?.name, 'Uncommitted')
+    outside = app.store.users.findById(person.id)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    throw new Error('roll back')
+  })
+  await t.rejects(rolledBack, { message: 'roll back' })
+  t.equal((await outside)?.name, 'Committed')
+  t.equal((await app.store.users.findById(person.id))?.name, 'Committed')
 })
