@@ -1,13 +1,15 @@
 import type { Sample } from './measure.js'
 import { median } from './stats.js'
 
-/** A gatehouse scenario and the ceiling measured next to it, round by round. */
+/** A scenario (gatehouse's or a peer's) and the ceiling measured next to it, round by round. */
 export interface Outcome {
   name: string
   load: string
   ceilingName: string
   /** the least acceptable req/s ratio to the ceiling; undefined: reported, not judged */
   target: number | undefined
+  /** false for a comparison peer, whose RSS is not gatehouse's */
+  gatehouse: boolean
   rounds: Array<{ ceiling: Sample, subject: Sample }>
 }
 
@@ -66,11 +68,17 @@ function table (lines: string[][]): string {
   return [cells(head), rule, ...body.map(cells)].join('\n')
 }
 
-function section (setup: SetupReport): string {
-  const rss = Math.max(...setup.outcomes.flatMap((o) => o.rounds.map((r) => r.subject.rssMb)))
+function rssLine (setup: SetupReport): string {
+  const atStart = `${num(setup.rssAtStartMb)} MB after start-up.`
+  const samples = setup.outcomes.filter((o) => o.gatehouse).flatMap((o) => o.rounds.map((r) => r.subject.rssMb))
+  if (samples.length === 0) return `gatehouse RSS: ${atStart}`
+  const rss = Math.max(...samples)
   const judged = setup.rssTargetMb === undefined ? 'reported' : `target < ${setup.rssTargetMb} MB ${rss < setup.rssTargetMb ? '✅' : '❌'}`
-  const rssLine = `gatehouse RSS after the runs: max ${num(rss)} MB (${judged}); ${num(setup.rssAtStartMb)} MB after start-up.`
-  return [`### ${setup.title}`, '', `Server processes: ${setup.processes}.`, '', table([HEADERS, ...setup.outcomes.flatMap(rows)]), '', rssLine].join('\n')
+  return `gatehouse RSS after the runs: max ${num(rss)} MB (${judged}); ${atStart}`
+}
+
+function section (setup: SetupReport): string {
+  return [`### ${setup.title}`, '', `Server processes: ${setup.processes}.`, '', table([HEADERS, ...setup.outcomes.flatMap(rows)]), '', rssLine(setup)].join('\n')
 }
 
 /** The tables, the RSS verdicts, and how to read them. */
@@ -84,6 +92,7 @@ export function report (setups: SetupReport[], info: RunInfo): string {
     'Figures are medians of the rounds; every ratio (×) is the median of the per-round ratios to the ceiling measured just before it.',
     'CPU µs/req: the server\'s user+system time (/proc/<pid>/stat, summed over its process tree) during the run and the drain after it, over the requests sent. RSS: VmRSS after the run.',
     'GET /api/users/:id is a plain user reading themself: token check, the self rule, one database read, the response schema. /auth/me is the same, outside /api.',
+    'peer: a minimal hand-written server doing less than that (HS256 check, one SQLite read by primary key; no headers, no access rule), for scale; its RSS is its own.',
     'Each login verifies argon2id (m=19456, t=2, p=1) and writes a session; its ceiling is argon2 verify alone, in its own process, at the same concurrency and thread pool.',
     'Latency is autocannon\'s, in whole milliseconds (×– when the ceiling is under 1 ms).',
     'bad = non-2xx responses + connection errors + timeouts' + (anyBad ? ' — SOME RUNS HAD FAILURES: their figures are not comparable.' : ' (none).'),

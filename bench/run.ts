@@ -2,18 +2,20 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createUser, signIn, USER } from './client.js'
-import { argon2Test, loadTest, type Load, type Sample, type Target } from './measure.js'
 import { processTree, rssMb } from './proc.js'
-import { OptionError, parseOptions, type Options, type ScenarioId } from './options.js'
+import { OptionError, parseOptions, type Options } from './options.js'
 import { report, type Outcome, type SetupReport } from './report.js'
-import { startNginx, type NginxChain } from './nginx.js'
+import { startNginx } from './nginx.js'
+import { startPeers, type Peers } from './peers.js'
+import { scenarios } from './scenarios.js'
 import { startArgon2, startBare, startGatehouse, stop, stopAll, type Argon2Child, type Child } from './servers.js'
 import { setupOf, type Setup } from './setups.js'
 
 /**
  * `npm run bench`: gatehouse as in production against the ceilings it is judged by — a bare
  * Fastify hello world for the guarded routes, raw argon2 verify for login — alternating in one
- * run, medians of the rounds reported as markdown. Options: bench/options.ts.
+ * run, medians of the rounds reported as markdown; beside it, two hand-written peers
+ * (bench/peers.ts) against the same ceiling. Scenarios: bench/scenarios.ts; options: bench/options.ts.
  */
 let options: Options
 try {
@@ -39,7 +41,9 @@ async function cleanup (): Promise<void> {
 
 // every run (and its warm-up) bounded by its duration and its drain bound (60 s), plus start-up
 // and shut-down: past that something hangs, and the run is stopped
-const runs = options.setups.length * options.scenarios.length * 2 * (rounds + 1)
+// (`peers` is two rows, so two runs of each)
+const rows = options.scenarios.length + (options.scenarios.includes('peers') ? 1 : 0)
+const runs = options.setups.length * rows * 2 * (rounds + 1)
 const budgetMs = (runs * (seconds + 70) + options.setups.length * 120) * 1000
 const watchdog = setTimeout(() => {
   process.stderr.write(`bench failed: still running after ${budgetMs / 1000} s\n`)
@@ -49,66 +53,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => { cleanup().finally(() => process.exit(130)) })
 }
 
-interface Scenario {
-  id: ScenarioId
-  name: string
-  ceilingName: string
-  load: Load
-  ceiling: (load: Load) => Promise<Sample>
-  subject: (load: Load, token: string) => Promise<Sample>
-}
-
-function scenarios (gatehouse: Child, bare: Child, argon2: Argon2Child, userId: string, nginx: NginxChain | undefined): Scenario[] {
-  const bearer = (token: string): Target['headers'] => ({ authorization: `Bearer ${token}` })
-  const hello: Target = { path: '/' }
-  const login: Target = { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) }
-  const p10 = { connections: 50, pipelining: 10, seconds }
-  const p1 = { connections: 50, pipelining: 1, seconds }
-  const helloCeiling = (load: Load) => loadTest(bare, hello, load)
-  const self = (load: Load, token: string) => loadTest(gatehouse, { path: `/api/users/${userId}`, headers: bearer(token) }, load)
-  const chain: Scenario[] = nginx === undefined
-    ? []
-    : [{
-        id: 'chain',
-        name: 'nginx → GET /auth/verify → bare hello',
-        ceilingName: 'nginx → bare hello',
-        load: p1,
-        ceiling: (load) => loadTest(nginx.plain, hello, load),
-        subject: (load, token) => loadTest(nginx.chain, { path: '/', headers: bearer(token) }, load)
-      }]
-  return [
-    ...chain,
-    {
-      id: 'verify',
-      name: 'GET /auth/verify',
-      ceilingName: 'bare hello',
-      load: p10,
-      ceiling: helloCeiling,
-      subject: (load, token) => loadTest(gatehouse, { path: '/auth/verify', headers: bearer(token) }, load)
-    },
-    { id: 'protected', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p10, ceiling: helloCeiling, subject: self },
-    { id: 'protected-p1', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p1, ceiling: helloCeiling, subject: self },
-    {
-      id: 'me',
-      name: 'GET /auth/me',
-      ceilingName: 'bare hello',
-      load: p10,
-      ceiling: helloCeiling,
-      subject: (load, token) => loadTest(gatehouse, { path: '/auth/me', headers: bearer(token) }, load)
-    },
-    {
-      id: 'login',
-      name: 'POST /auth/login',
-      ceilingName: 'argon2 verify, 50 concurrent',
-      load: p1,
-      ceiling: (load) => argon2Test(argon2, load),
-      subject: (load) => loadTest(gatehouse, login, load)
-    }
-  ]
-}
-
 /** One setup: its gatehouse started, warmed, measured in alternating rounds, and stopped. */
-async function measure (setup: Setup, bare: Child, argon2: Argon2Child): Promise<SetupReport | undefined> {
+async function measure (setup: Setup, bare: Child, argon2: Argon2Child, peers: Peers | undefined): Promise<SetupReport | undefined> {
   const ids = options.scenarios.filter((id) => id in setup.targets)
   if (ids.length === 0) return undefined
   cleanups.push(() => setup.cleanup())
@@ -119,7 +65,7 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child): Promise
   const user = await signIn(gatehouse, USER)
   // nginx in front of this gatehouse and of the bare server, with the configuration of docs/proxies.md
   const nginx = ids.includes('chain') ? await startNginx(dir, gatehouse, bare) : undefined
-  const chosen = scenarios(gatehouse, bare, argon2, user.id, nginx).filter((s) => ids.includes(s.id))
+  const chosen = scenarios({ gatehouse, bare, argon2, nginx, peers }, user.id, seconds).filter((s) => ids.includes(s.id))
 
   // warm-up: JIT and the verified-token cache; not recorded
   const warm = { connections: 50, pipelining: 1, seconds: Math.min(2, seconds) }
@@ -128,7 +74,7 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child): Promise
     await s.subject(warm, user.token)
   }
   const outcomes: Outcome[] = chosen.map((s) => ({
-    name: s.name, load: `${s.load.connections}×${s.load.pipelining}`, ceilingName: s.ceilingName, target: setup.targets[s.id], rounds: []
+    name: s.name, load: `${s.load.connections}×${s.load.pipelining}`, ceilingName: s.ceilingName, target: setup.targets[s.id], gatehouse: s.gatehouse, rounds: []
   }))
   for (let round = 1; round <= rounds; round++) {
     // a fresh token each round, so a long duration never outlives the access token
@@ -149,10 +95,14 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child): Promise
 }
 
 async function main (): Promise<void> {
+  const setups = options.setups.map(setupOf)
   const [bare, argon2] = await Promise.all([startBare(dir), startArgon2(dir)])
+  // once per run, like bare, when some setup runs them; stopped with everything else by stopAll()
+  const withPeers = options.scenarios.includes('peers') && setups.some((s) => 'peers' in s.targets)
+  const peers = withPeers ? await startPeers(dir) : undefined
   const reports: SetupReport[] = []
-  for (const id of options.setups) {
-    const result = await measure(setupOf(id), bare, argon2)
+  for (const setup of setups) {
+    const result = await measure(setup, bare, argon2, peers)
     if (result !== undefined) reports.push(result)
   }
   const load = loadavg().map((l) => l.toFixed(2)).join(' ')

@@ -52,12 +52,12 @@ function tail (file: string): string {
 }
 
 /** Polls `path` until it answers 200, the child dies, or the time is up. */
-export async function waitReady (child: Child, path: string): Promise<void> {
+export async function waitReady (child: Child, path: string, headers: Record<string, string> = {}): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
     if (child.process.exitCode !== null || child.process.signalCode !== null) break
     try {
-      const res = await fetch(child.url + path, { signal: AbortSignal.timeout(2000) })
+      const res = await fetch(child.url + path, { headers, signal: AbortSignal.timeout(2000) })
       await res.arrayBuffer()
       if (res.status === 200) return
     } catch {
@@ -73,7 +73,10 @@ export function registerChild (proc: ChildProcess): void {
   started.push(proc)
 }
 
-async function startChild (name: string, script: string, env: NodeJS.ProcessEnv, dir: string, readyPath: string, nodeArgs: string[] = []): Promise<Child> {
+/** Where a child answers 200 once it is ready (with the headers it needs there). */
+interface Ready { path: string, headers?: Record<string, string> }
+
+async function startChild (name: string, script: string, env: NodeJS.ProcessEnv, dir: string, ready: Ready, nodeArgs: string[] = []): Promise<Child> {
   const port = await freePort()
   const logFile = join(dir, `${name}.log`)
   const fd = openSync(logFile, 'a')
@@ -83,7 +86,7 @@ async function startChild (name: string, script: string, env: NodeJS.ProcessEnv,
   started.push(proc)
   if (proc.pid === undefined) throw new BenchError(`${name} did not start`)
   const child: Child = { name, process: proc, pid: proc.pid, url: `http://${HOST}:${port}`, logFile }
-  await waitReady(child, readyPath)
+  await waitReady(child, ready.path, ready.headers)
   return child
 }
 
@@ -110,11 +113,22 @@ export async function startGatehouse (dir: string, name: string, env: NodeJS.Pro
     LOGIN_RATE_LIMIT: '1000000/s',
     REFRESH_RATE_LIMIT: '1000000/s',
     ...env
-  }, dir, '/health', nodeArgs)
+  }, dir, { path: '/health' }, nodeArgs)
 }
 
 export async function startBare (dir: string, nodeArgs: string[] = []): Promise<Child> {
-  return await startChild('bare', here('./bare-server.js'), baseEnv(), dir, '/', nodeArgs)
+  return await startChild('bare', here('./bare-server.js'), baseEnv(), dir, { path: '/' }, nodeArgs)
+}
+
+/**
+ * A comparison peer (bench/peer-*.ts) with its own fresh SQLite file; ready once it serves its
+ * user to the bench's token, so a peer that refuses the token fails here, not in the results.
+ */
+export async function startPeer (dir: string, name: string, env: { JWT_SECRET: string, USER_ID: string }, token: string): Promise<Child> {
+  return await startChild(name, here(`./${name}.js`), { ...baseEnv(), ...env, DB_FILE: join(dir, `${name}.db`) }, dir, {
+    path: `/users/${env.USER_ID}`,
+    headers: { authorization: `Bearer ${token}` }
+  })
 }
 
 /** The argon2 verify child (see argon2-worker.ts); `run` asks it for one timed run. */

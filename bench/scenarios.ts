@@ -1,0 +1,100 @@
+import { USER } from './client.js'
+import { argon2Test, loadTest, type Load, type Sample, type Target } from './measure.js'
+import type { NginxChain } from './nginx.js'
+import type { ScenarioId } from './options.js'
+import type { Peers } from './peers.js'
+import type { Argon2Child, Child } from './servers.js'
+
+/** One measured row: a subject and the ceiling run just before it, at the same load. */
+export interface Scenario {
+  id: ScenarioId
+  name: string
+  ceilingName: string
+  load: Load
+  /** false for a comparison peer: its RSS is reported in its row, not judged as gatehouse's */
+  gatehouse: boolean
+  ceiling: (load: Load) => Promise<Sample>
+  /** `token`: a fresh gatehouse access token for the round */
+  subject: (load: Load, token: string) => Promise<Sample>
+}
+
+/** What a setup's scenarios run against; nginx and the peers only when their scenario is asked for. */
+export interface Servers {
+  gatehouse: Child
+  bare: Child
+  argon2: Argon2Child
+  nginx: NginxChain | undefined
+  peers: Peers | undefined
+}
+
+const bearer = (token: string): Target['headers'] => ({ authorization: `Bearer ${token}` })
+const hello: Target = { path: '/' }
+const login: Target = { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) }
+
+/** Every scenario, in the order they run; `userId` is the signed-in gatehouse user. */
+export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, userId: string, seconds: number): Scenario[] {
+  const p10 = { connections: 50, pipelining: 10, seconds }
+  const p1 = { connections: 50, pipelining: 1, seconds }
+  const helloCeiling = (load: Load) => loadTest(bare, hello, load)
+  const self = (load: Load, token: string) => loadTest(gatehouse, { path: `/api/users/${userId}`, headers: bearer(token) }, load)
+  const chain: Scenario[] = nginx === undefined
+    ? []
+    : [{
+        id: 'chain',
+        name: 'nginx → GET /auth/verify → bare hello',
+        ceilingName: 'nginx → bare hello',
+        load: p1,
+        gatehouse: true,
+        ceiling: (load) => loadTest(nginx.plain, hello, load),
+        subject: (load, token) => loadTest(nginx.chain, { path: '/', headers: bearer(token) }, load)
+      }]
+  // the same read as /api/users/:id (self), hand-written: what gatehouse costs over a minimal server
+  const peer = (name: string, child: Child, token: string, id: string): Scenario => ({
+    id: 'peers',
+    name: `peer: ${name}, GET /users/:id`,
+    ceilingName: 'bare hello',
+    load: p10,
+    gatehouse: false,
+    ceiling: helloCeiling,
+    subject: (load) => loadTest(child, { path: `/users/${id}`, headers: bearer(token) }, load)
+  })
+  const peerRows = peers === undefined
+    ? []
+    : [
+        peer('Fastify + @fastify/jwt + better-sqlite3', peers.fastify, peers.token, peers.userId),
+        peer('Express 5 + passport-jwt + better-sqlite3', peers.express, peers.token, peers.userId)
+      ]
+  return [
+    ...chain,
+    {
+      id: 'verify',
+      name: 'GET /auth/verify',
+      ceilingName: 'bare hello',
+      load: p10,
+      gatehouse: true,
+      ceiling: helloCeiling,
+      subject: (load, token) => loadTest(gatehouse, { path: '/auth/verify', headers: bearer(token) }, load)
+    },
+    { id: 'protected', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p10, gatehouse: true, ceiling: helloCeiling, subject: self },
+    { id: 'protected-p1', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p1, gatehouse: true, ceiling: helloCeiling, subject: self },
+    {
+      id: 'me',
+      name: 'GET /auth/me',
+      ceilingName: 'bare hello',
+      load: p10,
+      gatehouse: true,
+      ceiling: helloCeiling,
+      subject: (load, token) => loadTest(gatehouse, { path: '/auth/me', headers: bearer(token) }, load)
+    },
+    ...peerRows,
+    {
+      id: 'login',
+      name: 'POST /auth/login',
+      ceilingName: 'argon2 verify, 50 concurrent',
+      load: p1,
+      gatehouse: true,
+      ceiling: (load) => argon2Test(argon2, load),
+      subject: (load) => loadTest(gatehouse, login, load)
+    }
+  ]
+}
