@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import fastifyCors from '@fastify/cors'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import auditPlugin from '../plugins/audit.js'
@@ -33,6 +32,7 @@ import { twoFactorRoutes } from '../routes/two-factor.js'
 import type { Config } from './config.js'
 import { lazyChildLoggerFactory } from './lazy-logger.js'
 import { loggerOptions, type LogStream } from './logger.js'
+import { requestIdGenerator } from './request-ids.js'
 import type { TransportOptions } from './mail/transport.js'
 
 export interface BuildOptions {
@@ -56,7 +56,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     // each request's logger is made when it first writes (src/lazy-logger.ts)
     childLoggerFactory: lazyChildLoggerFactory as unknown as FastifyServerOptions['childLoggerFactory'],
     bodyLimit: config.bodyLimit,
-    genReqId: () => randomUUID(),
+    genReqId: requestIdGenerator(),
     requestIdHeader: false,
     // the router's own refusals (a malformed URL escape, an over-long path parameter) happen before
     // any route is found; without this they bypass the error handler and get Fastify's own body
