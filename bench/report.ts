@@ -33,9 +33,10 @@ function figure (outcome: Outcome, pick: (s: Sample) => number): { subject: numb
 
 const HEADERS = ['scenario', 'c×p', 'req/s', 'ratio', 'target', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'bad']
 
-function verdict (ratio: number, target: number | undefined): string {
+/** A run with failed requests meets no target: a refusal is cheaper than an answer. */
+function verdict (ratio: number, target: number | undefined, failed: boolean): string {
   if (target === undefined) return '(reported)'
-  return `≥ ${num(target, 2)} ${ratio >= target ? '✅' : '❌'}`
+  return `≥ ${num(target, 2)} ${ratio >= target && !failed ? '✅' : '❌'}`
 }
 
 function rows (outcome: Outcome): string[][] {
@@ -47,7 +48,7 @@ function rows (outcome: Outcome): string[][] {
   const bad = (pick: (r: Outcome['rounds'][number]) => Sample) => num(outcome.rounds.reduce((n, r) => n + pick(r).bad, 0))
   return [
     [
-      outcome.name, outcome.load, num(rps.subject), `**${times(rps.ratio)}**`, verdict(rps.ratio, outcome.target),
+      outcome.name, outcome.load, num(rps.subject), `**${times(rps.ratio)}**`, verdict(rps.ratio, outcome.target, outcome.rounds.some((r) => r.subject.bad > 0)),
       `${ms(p50.subject)} (${times(p50.ratio)})`, `${ms(p99.subject)} (${times(p99.ratio)})`,
       `${num(cpu.subject, 1)} (${times(cpu.ratio)})`, `${num(rss.subject)} (${times(rss.ratio)})`, bad((r) => r.subject)
     ],
