@@ -20,6 +20,8 @@ const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 export default [
   ...neostandard({
     ts: true,
+    // the CommonJS process entry (src/start.cts) and what it loads
+    filesTs: ['**/*.cts'],
     ignores: ['dist/**', 'coverage/**', '.tap/**', 'data/**', 'node_modules/**']
   }),
   {

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createUser, signIn, USER } from './client.js'
-import { loadTest } from './measure.js'
+import { loadTest, type Target } from './measure.js'
 import { startBare, startGatehouse, stop, stopAll, type Child } from './servers.js'
 
 /**
@@ -10,7 +10,8 @@ import { startBare, startGatehouse, stop, stopAll, type Child } from './servers.
  * `node --cpu-prof`, and where its CPU went, per request: the functions and the packages with the
  * most self time, and the functions with the most time including their callees. `<path>` is a
  * gatehouse path (`/auth/me`, `/auth/verify`, `/api/users/self` for the signed-in user's own
- * record) or `bare` for the bare ceiling. The profile is kept for a flame graph (Chrome DevTools,
+ * record), `login` (POST /auth/login; the profile is the main thread's, argon2 hashes on libuv's
+ * pool) or `bare` for the bare ceiling. The profile is kept for a flame graph (Chrome DevTools,
  * speedscope). Not part of `npm test`.
  */
 interface CallFrame { functionName: string, url: string, lineNumber: number }
@@ -78,18 +79,22 @@ function summarize (profile: Profile, requests: number): string {
   ].join('\n')
 }
 
-async function server (): Promise<{ child: Child, target: string, headers: Record<string, string> }> {
-  if (path === 'bare') return { child: await startBare(dir, nodeArgs), target: '/', headers: {} }
+async function server (): Promise<{ child: Child, target: Target }> {
+  if (path === 'bare') return { child: await startBare(dir, nodeArgs), target: { path: '/' } }
   const child = await startGatehouse(dir, 'gatehouse', {}, nodeArgs)
   await createUser(child)
+  if (path === 'login') {
+    const body = JSON.stringify({ email: USER.email, password: USER.password })
+    return { child, target: { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body } }
+  }
   const user = await signIn(child, USER)
-  return { child, target: path.replace('/self', `/${user.id}`), headers: { authorization: `Bearer ${user.token}` } }
+  return { child, target: { path: path.replace('/self', `/${user.id}`), headers: { authorization: `Bearer ${user.token}` } } }
 }
 
 try {
-  const { child, target, headers } = await server()
-  const warm = await loadTest(child, { path: target, headers }, { connections: 50, pipelining: 1, seconds: 2 })
-  const sample = await loadTest(child, { path: target, headers }, { connections: 50, pipelining, seconds })
+  const { child, target } = await server()
+  const warm = await loadTest(child, target, { connections: 50, pipelining: 1, seconds: 2 })
+  const sample = await loadTest(child, target, { connections: 50, pipelining, seconds })
   await stop(child.process)
   const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'))
   if (file === undefined) throw new Error('no profile was written')

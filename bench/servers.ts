@@ -4,6 +4,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import threadPool from '../src/thread-pool.cjs'
 import type { VerifyResult, VerifyRun } from './argon2-worker.js'
 
 /** A process the benchmark started: its pid for /proc, its address, and its log for errors. */
@@ -24,11 +25,13 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 /** Every process started, registered at spawn time so a failed start is stopped too. */
 const started: ChildProcess[] = []
 
-/** A clean environment: nothing from the caller's shell changes the server, except the pool size. */
+/**
+ * A clean environment: nothing from the caller's shell changes the server, except the pool size,
+ * which every process gets alike (the caller's, else gatehouse's default), so that the argon2
+ * ceiling hashes on as many threads as gatehouse does.
+ */
 function baseEnv (): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin' }
-  if (process.env.UV_THREADPOOL_SIZE !== undefined) env.UV_THREADPOOL_SIZE = process.env.UV_THREADPOOL_SIZE
-  return env
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? String(threadPool.defaultThreadPoolSize()) }
 }
 
 /** A port nothing listens on right now, for a child to take. */
@@ -102,7 +105,7 @@ export const ADMIN = { email: 'bench-admin@example.com', password: 'Bench-Passwo
 export async function startGatehouse (dir: string, name: string, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Child> {
   const dataDir = join(dir, name)
   mkdirSync(dataDir)
-  return await startChild(name, here('../src/server.js'), {
+  return await startChild(name, here('../src/start.cjs'), {
     ...baseEnv(),
     APP_ENV: 'production',
     JWT_SECRET: randomBytes(36).toString('base64'),

@@ -3,7 +3,13 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import threadPool from '../src/thread-pool.cjs'
 import { assertAlive, BenchError, freePort, type Child } from './servers.js'
+
+/** The server's pool: the caller's UV_THREADPOOL_SIZE, else gatehouse's default. */
+export function soakPoolSize (): number {
+  return Number(process.env.UV_THREADPOOL_SIZE ?? threadPool.defaultThreadPoolSize())
+}
 
 const HOST = '127.0.0.1'
 const READY_TIMEOUT_MS = 30_000
@@ -18,11 +24,11 @@ export interface SoakServer extends Child {
 }
 
 /**
- * The compiled server when this file runs compiled (`npm run soak`), else the TypeScript
+ * The compiled entry when this file runs compiled (`npm run soak`, as `npm start` runs it), else the TypeScript
  * source through tsx (the test runs under tsx and must not depend on a stale build).
  */
 function serverCommand (): string[] {
-  if (!import.meta.url.endsWith('.ts')) return [fileURLToPath(new URL('../src/server.js', import.meta.url))]
+  if (!import.meta.url.endsWith('.ts')) return [fileURLToPath(new URL('../src/start.cjs', import.meta.url))]
   // resolved here, since the child's cwd (the temp dir) has no node_modules
   return ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../src/server.ts', import.meta.url))]
 }
@@ -49,7 +55,8 @@ export async function startSoakServer (dir: string): Promise<SoakServer> {
     REFRESH_RATE_LIMIT: '1000000/s',
     LOGIN_MAX_FAILURES: '1000000'
   }
-  if (process.env.UV_THREADPOOL_SIZE !== undefined) env.UV_THREADPOOL_SIZE = process.env.UV_THREADPOOL_SIZE
+  // set either way: under tsx the pool has started before the entry could size it
+  env.UV_THREADPOOL_SIZE = String(soakPoolSize())
   const logFile = join(dir, 'gatehouse.log')
   const fd = openSync(logFile, 'a')
   const proc = spawn(process.execPath, serverCommand(), { cwd: dir, env, stdio: ['ignore', fd, fd] })

@@ -7,7 +7,7 @@ import { SoakClient } from './soak-http.js'
 import { Recorder, WriteTracker } from './soak-record.js'
 import { rssFigures, type Sample } from './soak-memory.js'
 import { formatReport, type Check, type SoakFigures } from './soak-report.js'
-import { serverErrorLines, SOAK_ADMIN, startSoakServer, type SoakServer } from './soak-server.js'
+import { serverErrorLines, SOAK_ADMIN, soakPoolSize, startSoakServer, type SoakServer } from './soak-server.js'
 import { percentile } from './stats.js'
 import { verifyWrites, type Verification } from './soak-verify.js'
 
@@ -70,7 +70,7 @@ interface Settings { durationMs: number, users: number, admins: number, readers:
 interface Run { samples: Sample[], startMs: number, elapsedMs: number, serverCpuBusy: number }
 
 async function load (server: SoakServer, options: SoakOptions): Promise<SoakFigures> {
-  const poolSize = Number(process.env.UV_THREADPOOL_SIZE ?? 4)
+  const poolSize = soakPoolSize()
   const settings: Settings = {
     durationMs: options.durationMs,
     users: options.users ?? 6,
