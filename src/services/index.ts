@@ -70,7 +70,7 @@ export interface Services {
  * revocation loading and sync belong to src/revocations, listening to the server.
  */
 export async function createServices ({ config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents(), mailTransport, clock = Date.now }: ServiceOptions): Promise<Services> {
-  const hasher = await PasswordHasher.create(config.argon2, events)
+  const hasher = PasswordHasher.create(config.argon2, events)
   const ring = config.jwtAlg === 'HS256'
     ? undefined
     : new KeyRing(config.jwtAlg, { issuer: config.jwtIssuer, audience: config.jwtAudience, requiredClaims: REQUIRED_CLAIMS, typ: ACCESS_TOKEN_TYP })

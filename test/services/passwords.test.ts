@@ -1,7 +1,7 @@
 import * as argon2 from 'argon2'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { PasswordHasher } from '../../src/passwords.js'
+import { dummyHash, PasswordHasher } from '../../src/passwords.js'
 import { build, buildFrom, createUser, PASSWORD, testConfig } from '../helper.js'
 
 /*
@@ -113,8 +113,18 @@ t.test('POST /auth/login with an unknown email and the dummy hash\'s own passwor
   t.same(res.json(), INVALID_CREDENTIALS)
 })
 
+t.test('the dummy hash is a well-formed argon2id hash with today\'s parameters, so verifying it costs a real verify', async (t) => {
+  const parameters = { memoryCost: 1024, timeCost: 3, parallelism: 2 }
+  const dummy = dummyHash(parameters)
+  t.match(dummy, ARGON2ID)
+  t.equal(argon2.needsRehash(dummy, parameters), false)
+  // a malformed string would make argon2 throw at once instead of hashing
+  t.equal(await argon2.verify(dummy, 'gatehouse-dummy-password'), false)
+  t.not(dummyHash(parameters), dummy, 'a fresh salt and digest each time')
+})
+
 t.test('PasswordHasher verifies real hashes, refuses without a hash and on a corrupt one, and spots old parameters', async (t) => {
-  const hasher = await PasswordHasher.create({ memoryCost: 1024, timeCost: 1, parallelism: 1 })
+  const hasher = PasswordHasher.create({ memoryCost: 1024, timeCost: 1, parallelism: 1 })
   const hash = await hasher.hash(PASSWORD)
   t.match(hash, ARGON2ID)
   t.equal(await hasher.verify(hash, PASSWORD), true)
