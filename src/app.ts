@@ -1,4 +1,3 @@
-import fastifyCors from '@fastify/cors'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import auditPlugin from '../plugins/audit.js'
 import configPlugin from '../plugins/config.js'
@@ -92,6 +91,7 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(jsonBodyPlugin)
   await app.register(noStorePlugin)
   if (config.corsOrigins.length > 0) {
+    const { default: fastifyCors } = await import('@fastify/cors')
     // the headers a client of this API sends, listed: by default the plugin reflects whatever a preflight asks for
     await app.register(fastifyCors, { origin: config.corsOrigins, credentials: true, allowedHeaders: ['Authorization', 'Content-Type'] })
   }
