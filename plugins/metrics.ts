@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ServiceMetrics } from '../src/metrics.js'
+import type { ServiceMetrics } from '../src/metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,6 +19,8 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     fastify.decorate('metrics', null)
     return
   }
+  // prom-client is loaded only when metrics are on
+  const { ServiceMetrics } = await import('../src/metrics.js')
   const { services } = fastify
   const metrics = new ServiceMetrics(() => services.revocations.size)
   metrics.observe(services.events)
