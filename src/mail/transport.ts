@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer'
 import type { MailConfig, SmtpSettings } from '../config-mail.js'
 import type { OutgoingMail } from '../db/mail-outbox.js'
 import type { CoreLogger } from '../logger.js'
@@ -31,7 +30,8 @@ const SOCKET_TIMEOUT_MS = 30_000
  * certificates are always verified.
  */
 function smtpTransport (smtp: SmtpSettings, from: string, { ca }: TransportOptions): MailTransport {
-  const transporter = createTransport({
+  // nodemailer is loaded only when SMTP is configured; a start without it never needs it
+  const transporter = import('nodemailer').then(({ createTransport }) => createTransport({
     host: smtp.host,
     port: smtp.port,
     secure: smtp.secure,
@@ -43,13 +43,14 @@ function smtpTransport (smtp: SmtpSettings, from: string, { ca }: TransportOptio
     tls: { rejectUnauthorized: true, minVersion: 'TLSv1.2', ...(ca !== undefined && { ca }) },
     disableFileAccess: true,
     disableUrlAccess: true
-  })
+  }))
   return {
     kind: 'smtp',
     async send (mail) {
-      await transporter.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html })
+      await (await transporter).sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html })
     },
-    close () { transporter.close() }
+    // a transporter that failed to load has nothing to close, and its error is the send's
+    close () { transporter.then((t) => { t.close() }, () => {}) }
   }
 }
 
