@@ -15,7 +15,7 @@ import { KeyRing } from '../keys/key-ring.js'
 import { KeyService } from '../keys/key-service.js'
 import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS } from '../token-codec.js'
 import { TokenIssuer } from '../tokens.js'
-import { TwoFactorService } from '../two-factor.js'
+import type { TwoFactorService } from '../two-factor.js'
 import { normalizeEmail, UserService } from '../users.js'
 import { mailConfigured } from '../config-mail.js'
 import type { CoreLogger } from '../logger.js'
@@ -86,10 +86,10 @@ export async function createServices ({ config, store, log, counters = new Memor
   const users = new UserService(store, hasher, sessions, audit)
   const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
   const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
-  // config-totp.ts guarantees the keys whenever TOTP is on
+  // config-totp.ts guarantees the keys whenever TOTP is on; otpauth and qrcode are loaded only then
   const twoFactor = config.totp === undefined || envelope === undefined
     ? undefined
-    : new TwoFactorService({ store, hasher, sessions, envelope, throttles, audit, issuer: config.totp.issuer, notify: mailConfigured(config), queued: () => { mail.wake() }, clock }, config.jwtSecret)
+    : new (await import('../two-factor.js')).TwoFactorService({ store, hasher, sessions, envelope, throttles, audit, issuer: config.totp.issuer, notify: mailConfigured(config), queued: () => { mail.wake() }, clock }, config.jwtSecret)
   const auth = new AuthService(store, hasher, users, sessions, audit, throttles, twoFactor)
   const keys = new KeyService({ store, config, ring, envelope, audit, revocations, onRevoked: () => { tokens.cache.clear() }, log })
   const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log, () => { mail.wake() }, twoFactor)
