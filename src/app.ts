@@ -14,6 +14,7 @@ import noStorePlugin from '../plugins/no-store.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
 import revocationsPlugin from '../plugins/revocations.js'
 import securityPlugin from '../plugins/security.js'
+import serializersPlugin from '../plugins/serializers.js'
 import openapiPlugin from '../plugins/openapi.js'
 import servicesPlugin from '../plugins/services.js'
 import signingKeysPlugin from '../plugins/signing-keys.js'
@@ -85,6 +86,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
 async function registerAll (app: FastifyInstance, config: Config, options: BuildOptions): Promise<void> {
   await app.register(configPlugin, { config })
   await app.register(validationPlugin)
+  await app.register(serializersPlugin)
   await app.register(errorHandlerPlugin)
   await app.register(securityPlugin)
   await app.register(countersPlugin)
