@@ -1,10 +1,11 @@
+// first: holds the young generation's growth until the server listens (see the module)
+import { releaseYoungGeneration } from './young-generation.js'
 import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { pino, type LoggerOptions } from 'pino'
-import { buildApp } from './app.js'
 import { runPrimary } from './cluster.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError } from './config-error.js'
 import { loggerOptions } from './logger.js'
 
 /** How often a closing server looks for keep-alive sockets its last answers left idle. */
@@ -31,6 +32,9 @@ function reapIdleSocketsWhileClosing (app: FastifyInstance): { closing: () => vo
  * WORKERS > 1 this process is the primary (src/cluster.ts) and each worker runs the same entry.
  */
 async function main (): Promise<void> {
+  // imported here, not above: a static import graph is loaded whole before its first module
+  // runs, so the young generation would have grown before the hold began
+  const { loadConfig } = await import('./config.js')
   let config
   try {
     config = loadConfig()
@@ -43,8 +47,11 @@ async function main (): Promise<void> {
   }
   if (config.workers > 1 && cluster.isPrimary) {
     runPrimary(config.workers, pino(loggerOptions(config) as LoggerOptions))
+    releaseYoungGeneration()
     return
   }
+  // the primary of WORKERS > 1 never builds the app, so it never loads it
+  const { buildApp } = await import('./app.js')
   let app: FastifyInstance
   try {
     app = await buildApp(config)
@@ -67,6 +74,7 @@ async function main (): Promise<void> {
     await app.close()
   })
   await app.listen({ port: config.port, host: config.host })
+  releaseYoungGeneration()
 }
 
 await main()
