@@ -11,8 +11,9 @@ import neostandard from 'neostandard'
  *   plugins/   Fastify wiring: src/, schemas/ and other plugins, never routes/
  *   routes/    anything of the service's, never the benchmarks or the tests
  *
- * The rule sees static imports and re-exports, not `await import(…)`; the few lazy imports are
- * of drivers within src/.
+ * The rule sees static imports and re-exports, not `await import(…)`; the lazy imports load what
+ * only a feature that is switched on needs (a driver, SMTP, TOTP, metrics, CORS) and keep to the
+ * same directions.
  */
 const notTestsOrBench = { regex: '^(\\.\\./)+(test|bench)/', message: 'Production code never imports the tests or the benchmarks.' }
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns: [...patterns, notTestsOrBench] }] })
