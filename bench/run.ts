@@ -74,7 +74,7 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child, peers: P
     await s.subject(warm, user.token)
   }
   const outcomes: Outcome[] = chosen.map((s) => ({
-    name: s.name, load: `${s.load.connections}×${s.load.pipelining}`, ceilingName: s.ceilingName, target: setup.targets[s.id], gatehouse: s.gatehouse, rounds: []
+    name: s.name, load: `${s.load.connections}×${s.load.pipelining}`, ceilingName: s.ceilingName, target: setup.targets[s.id], gatehouse: s.gatehouse, login: s.id === 'login', rounds: []
   }))
   for (let round = 1; round <= rounds; round++) {
     // a fresh token each round, so a long duration never outlives the access token
@@ -91,7 +91,7 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child, peers: P
   if (nginx !== undefined) await stop(nginx.chain.process)
   await stop(gatehouse.process)
   await setup.cleanup()
-  return { title: setup.title, outcomes, rssTargetMb: setup.rssTargetMb, rssAtStartMb, processes }
+  return { title: setup.title, outcomes, rssTargets: setup.rssTargets, rssAtStartMb, processes }
 }
 
 async function main (): Promise<void> {
