@@ -2,13 +2,13 @@
  * The benchmark's options, from `key=value` arguments or BENCH_* variables (arguments win):
  *   duration=10   seconds per measured run            (BENCH_DURATION)
  *   rounds=3      alternating rounds, medians reported (BENCH_ROUNDS)
- *   scenarios=…   protected,protected-p1,me,login,verify,chain,peers (BENCH_SCENARIOS)
+ *   scenarios=…   protected,protected-p1,me,me-p1,login,verify,chain,peers (BENCH_SCENARIOS)
  *   setups=…      sqlite,postgres,workers,es256,eddsa  (BENCH_SETUPS)
  * e.g. `npm run bench -- duration=5 rounds=1 scenarios=protected,me setups=sqlite`.
  * `peers` runs two hand-written comparison servers (bench/peers.ts) once per run, in the
  * setups that list it (sqlite): reported against the same bare ceiling, never judged.
  */
-export const SCENARIOS = ['protected', 'protected-p1', 'me', 'login', 'verify', 'chain', 'peers'] as const
+export const SCENARIOS = ['protected', 'protected-p1', 'me', 'me-p1', 'login', 'verify', 'chain', 'peers'] as const
 export const SETUPS = ['sqlite', 'postgres', 'workers', 'es256', 'eddsa'] as const
 export type ScenarioId = typeof SCENARIOS[number]
 export type SetupId = typeof SETUPS[number]

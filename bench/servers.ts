@@ -26,12 +26,16 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 const started: ChildProcess[] = []
 
 /**
- * A clean environment: nothing from the caller's shell changes the server, except the pool size,
- * which every process gets alike (the caller's, else gatehouse's default), so that the argon2
- * ceiling hashes on as many threads as gatehouse does.
+ * The libuv pool every benchmark process gets alike (the caller's UV_THREADPOOL_SIZE, else
+ * gatehouse's default), so that the argon2 ceiling hashes on as many threads as gatehouse does.
  */
+export function benchPoolSize (): number {
+  return Number(process.env.UV_THREADPOOL_SIZE ?? threadPool.defaultThreadPoolSize())
+}
+
+/** A clean environment: nothing from the caller's shell changes the server, except the pool size. */
 function baseEnv (): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? String(threadPool.defaultThreadPoolSize()) }
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: String(benchPoolSize()) }
 }
 
 /** A port nothing listens on right now, for a child to take. */

@@ -3,13 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import threadPool from '../src/thread-pool.cjs'
-import { assertAlive, BenchError, freePort, type Child } from './servers.js'
-
-/** The server's pool: the caller's UV_THREADPOOL_SIZE, else gatehouse's default. */
-export function soakPoolSize (): number {
-  return Number(process.env.UV_THREADPOOL_SIZE ?? threadPool.defaultThreadPoolSize())
-}
+import { assertAlive, benchPoolSize, BenchError, freePort, type Child } from './servers.js'
 
 const HOST = '127.0.0.1'
 const READY_TIMEOUT_MS = 30_000
@@ -56,7 +50,7 @@ export async function startSoakServer (dir: string): Promise<SoakServer> {
     LOGIN_MAX_FAILURES: '1000000'
   }
   // set either way: under tsx the pool has started before the entry could size it
-  env.UV_THREADPOOL_SIZE = String(soakPoolSize())
+  env.UV_THREADPOOL_SIZE = String(benchPoolSize())
   const logFile = join(dir, 'gatehouse.log')
   const fd = openSync(logFile, 'a')
   const proc = spawn(process.execPath, serverCommand(), { cwd: dir, env, stdio: ['ignore', fd, fd] })

@@ -1,9 +1,13 @@
-import type { CommandGroup } from './command.js'
+import type { Command, CommandGroup } from './command.js'
 import { sessionRepresentation } from '../representations.js'
 import { plural, sessionLine } from './output.js'
 
-const USER = { user: { type: 'string' } } as const
-const USER_HELP = ['--user <email|id>  the user whose sessions these are (required)']
+/** What both commands take: the user whose sessions they are. */
+const BY_USER: Pick<Command, 'options' | 'help' | 'required'> = {
+  options: { user: { type: 'string' } },
+  help: ['--user <email|id>  the user whose sessions these are (required)'],
+  required: ['user']
+}
 
 /** gatehouse sessions list|revoke --user <email|id> */
 export const sessionsGroup: CommandGroup = {
@@ -12,9 +16,7 @@ export const sessionsGroup: CommandGroup = {
     list: {
       usage: 'sessions list --user <email|id>',
       summary: 'list the user\'s live sessions, newest first (never a token)',
-      options: USER,
-      help: USER_HELP,
-      required: ['user'],
+      ...BY_USER,
       async run ({ values }, context) {
         const cli = await context()
         const user = await cli.userOf(values.user as string)
@@ -26,9 +28,7 @@ export const sessionsGroup: CommandGroup = {
     revoke: {
       usage: 'sessions revoke --user <email|id>',
       summary: 'end every session of the user (running servers refuse their tokens within a second)',
-      options: USER,
-      help: USER_HELP,
-      required: ['user'],
+      ...BY_USER,
       async run ({ values }, context) {
         const cli = await context()
         const user = await cli.userOf(values.user as string)
