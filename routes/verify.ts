@@ -33,27 +33,35 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
   // and no validator runs; callback style, no promise per request
   const verify: onRequestHookHandler = function (request, reply, done) {
     reply.header('cache-control', 'no-store')
-    let claims: Claims | undefined
     try {
-      claims = verifiedClaimsOf(request, originalMethod(request.headers, request.method))
+      const claims = verifiedClaimsOf(request, originalMethod(request.headers, request.method))
       if (claims === undefined) throw new TokenMissing()
       const roles = (request.query as Record<string, unknown>).roles
       // only a failed check splits the list: the 403 names the roles asked for
       if (!meetsRoles(claims, roles)) throw new Forbidden('missing_role', listedRoles(roles as string))
+      // The empty 200 is read by the proxy only: no-store and the identity, written to Node's
+      // response as one header list. Fastify's send path (onSend hooks, header bookkeeping, payload
+      // checks) has nothing to do for an empty body and cost some 0.5 µs of this route's ~13 µs
+      // (docs/benchmarks.md); onResponse hooks and the request log still run, since Fastify
+      // listens for the response's end from routing on. Inside the try: a value Node refuses as a
+      // header throws before anything is written, and is answered as any other error.
+      reply.raw.writeHead(200, [
+        'cache-control', 'no-store',
+        'x-auth-user-id', claims.user_id,
+        'x-auth-email', claims.email,
+        'x-auth-roles', claims.roles.join(','),
+        'x-auth-session-id', claims.session_id,
+        'x-auth-superuser', claims.is_superuser ? 'true' : 'false',
+        'content-length', '0'
+      ])
     } catch (err) {
       // an error body may reach a browser (Caddy and Traefik pass it on): it gets the API's headers
       reply.headers(securityHeaders)
       done(err as Error)
       return
     }
-    // the empty 200 is read by the proxy only: the identity and no-store, nothing else to write
-    reply
-      .header('x-auth-user-id', claims.user_id)
-      .header('x-auth-email', claims.email)
-      .header('x-auth-roles', claims.roles.join(','))
-      .header('x-auth-session-id', claims.session_id)
-      .header('x-auth-superuser', claims.is_superuser ? 'true' : 'false')
-      .send()
+    reply.hijack()
+    reply.raw.end()
   }
 
   const schema: FastifySchema = {

@@ -114,3 +114,18 @@ t.test('LOG_REQUESTS off writes no request lines, but the audit lines stay', asy
   t.same(records().filter((r) => r.msg === 'incoming request' || r.msg === 'request completed'), [])
   t.same(records().filter((r) => r.audit !== undefined).map((r) => r.audit), ['login_succeeded'])
 })
+
+t.test('a forward-auth 200, written straight to the Node response, is logged as completed like any other answer', async (t) => {
+  const { app, records } = await buildLogged(t)
+  const user = await createUser(app)
+  const { access_token: token } = await login(app, user)
+  const res = await app.inject({ method: 'GET', url: '/auth/verify', headers: authHeader(token) })
+  t.equal(res.statusCode, 200)
+  const lines = records().filter((r) => r.msg === 'incoming request' || r.msg === 'request completed')
+  const verifyId = lines.find((r) => r.msg === 'incoming request' && (r.req as { url?: string } | undefined)?.url === '/auth/verify')?.reqId
+  t.match(verifyId, UUID)
+  t.match(lines.filter((r) => r.reqId === verifyId), [
+    { level: 30, msg: 'incoming request', req: { method: 'GET', url: '/auth/verify' } },
+    { level: 30, msg: 'request completed', res: { statusCode: 200 }, responseTime: Number }
+  ])
+})
