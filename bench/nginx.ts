@@ -39,8 +39,11 @@ export async function startNginx (dir: string, gatehouse: Child, upstream: Child
   const plain = `server {\n    listen ${HOST}:${plainPort};\n    location / {\n        proxy_pass ${upstream.url};\n    }\n}\n`
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((n) => `  ${n}_temp_path ${join(home, n)};`).join('\n')
   const conf = join(home, 'nginx.conf')
+  // keepalive_requests: nginx closes a client's kept-alive connection after 1,000 requests by
+  // default, and autocannon counts the request caught by each close as an error (dozens a run at
+  // these rates, on the chain and the ceiling alike): the load's connections are kept for the run
   writeFileSync(conf, `worker_processes 1;\npid ${join(home, 'nginx.pid')};\nerror_log ${join(home, 'error.log')} warn;\n` +
-    `events { worker_connections 1024; }\nhttp {\n  access_log off;\n${temp}\n${server}\n${plain}}\n`)
+    `events { worker_connections 1024; }\nhttp {\n  access_log off;\n  keepalive_requests 1000000;\n${temp}\n${server}\n${plain}}\n`)
   const logFile = join(dir, 'nginx.log')
   const fd = openSync(logFile, 'a')
   const proc = spawn(NGINX, ['-p', home, '-e', join(home, 'error.log'), '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', fd, fd] })
