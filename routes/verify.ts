@@ -28,11 +28,12 @@ function meetsRoles (claims: Claims, roles: unknown): boolean {
 /** GET (and every other method) /auth/verify: docs/proxies.md. */
 const verifyRoutes: FastifyPluginAsync = async (fastify) => {
   const { verifiedClaimsOf, securityHeaders } = fastify
+  // an error body may reach a browser (Caddy and Traefik pass it on): it gets the API's headers
+  const errorHeaders = { ...securityHeaders, 'cache-control': 'no-store' }
 
   // the whole answer in onRequest: nothing after it runs, so no body is read (nor refused with 413/415)
   // and no validator runs; callback style, no promise per request
   const verify: onRequestHookHandler = function (request, reply, done) {
-    reply.header('cache-control', 'no-store')
     try {
       const claims = verifiedClaimsOf(request, originalMethod(request.headers, request.method))
       if (claims === undefined) throw new TokenMissing()
@@ -55,8 +56,7 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
         'content-length', '0'
       ])
     } catch (err) {
-      // an error body may reach a browser (Caddy and Traefik pass it on): it gets the API's headers
-      reply.headers(securityHeaders)
+      reply.headers(errorHeaders)
       done(err as Error)
       return
     }
