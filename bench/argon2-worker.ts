@@ -10,7 +10,7 @@ import { percentile } from './stats.js'
 export interface VerifyRun { seconds: number, concurrency: number }
 export interface VerifyResult { ops: number, failures: number, elapsedMs: number, p50: number, p99: number }
 
-// OWASP's minimum, the server's defaults (src/config.ts)
+// OWASP's minimum, the server's defaults (src/config/config.ts)
 const PARAMETERS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 }
 const PASSWORD = 'bench-Password-1!'
 

@@ -4,7 +4,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import threadPool from '../src/thread-pool.cjs'
+import threadPool from '../src/runtime/thread-pool.cjs'
 import type { VerifyResult, VerifyRun } from './argon2-worker.js'
 
 /** A process the benchmark started: its pid for /proc, its address, and its log for errors. */

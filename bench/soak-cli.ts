@@ -1,4 +1,4 @@
-import { parseDuration } from '../src/config-units.js'
+import { parseDuration } from '../src/config/units.js'
 import { runSoak } from './soak.js'
 
 /**

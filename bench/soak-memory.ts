@@ -11,7 +11,7 @@ const BASELINE_CAP_MS = 120_000
  * its 19 MiB (or just freed it) does not decide it: the samples in the tenth of the run after
  * the baseline (minute 2, or the middle of a run shorter than four minutes) against those in the
  * last tenth. The baseline waits for the server to reach its working size: it starts with V8's
- * young generation at its smallest (src/young-generation.ts), and under a light load that grows
+ * young generation at its smallest (src/runtime/young-generation.ts), and under a light load that grows
  * by up to 30 MB over the first ten seconds or so, which is warm-up, not a leak.
  */
 export function rssFigures (samples: Sample[], durationMs: number): RssFigures {

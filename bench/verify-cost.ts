@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { generatePair, pemOf } from '../src/keys/key-pairs.js'
 import { KeyRing } from '../src/keys/key-ring.js'
-import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS, type TokenCodec } from '../src/token-codec.js'
+import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS, type TokenCodec } from '../src/tokens/codec.js'
 
 /*
  * The cold (uncached) cost of verifying one access token per JWT_ALG: what a protected request

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { AuditTrail } from '../src/audit.js'
+import { AuditTrail } from '../src/observers/audit-trail.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Config } from '../src/config.js'
+import type { Config } from '../src/config/config.js'
 
 declare module 'fastify' {
   interface FastifyInstance { config: Config }

@@ -1,8 +1,8 @@
 import fastifyCookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
-import { ACCESS_COOKIE, REFRESH_COOKIE } from '../src/credentials.js'
-import type { TokenPair } from '../src/sessions.js'
+import { ACCESS_COOKIE, REFRESH_COOKIE } from '../src/http/credentials.js'
+import type { TokenPair } from '../src/sessions/session-service.js'
 
 declare module 'fastify' {
   interface FastifyReply {

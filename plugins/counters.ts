@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import { RedisCounterStore } from '../src/redis-counters.js'
-import { MemoryCounterStore, type CounterStore } from '../src/throttle.js'
+import { RedisCounterStore } from '../src/limits/redis-counters.js'
+import { MemoryCounterStore, type CounterStore } from '../src/limits/throttle.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,7 +26,7 @@ export default fp(async function countersPlugin (fastify: FastifyInstance) {
     return
   }
   // imported only when configured, as the database drivers are
-  const { createRedis, firstReady } = await import('../src/redis.js')
+  const { createRedis, firstReady } = await import('../src/db/redis.js')
   const redis = createRedis(redisUrl, {
     down: (err) => { fastify.log.warn({ err: err?.message }, 'Redis is unreachable: limits are counted per instance until it returns') },
     up: () => { fastify.log.info('Redis is reachable again: limits are shared') }

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { readAccessCredential } from '../src/credentials.js'
+import { readAccessCredential } from '../src/http/credentials.js'
 import { CsrfRejected, Forbidden, TokenInvalid, TokenMissing } from '../src/errors.js'
-import { isStateChanging, isTrustedOrigin } from '../src/origin.js'
-import type { Claims } from '../src/tokens.js'
+import { isStateChanging, isTrustedOrigin } from '../src/http/origin.js'
+import type { Claims } from '../src/tokens/claims.js'
 
 /** What a route declares about who may call it (docs/api.md#access-control). */
 export interface RouteAccess {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { ServiceMetrics } from '../src/metrics.js'
+import type { ServiceMetrics } from '../src/observers/metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,7 +20,7 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
     return
   }
   // prom-client is loaded only when metrics are on
-  const { ServiceMetrics } = await import('../src/metrics.js')
+  const { ServiceMetrics } = await import('../src/observers/metrics.js')
   const { services } = fastify
   const metrics = new ServiceMetrics(() => services.revocations.size)
   metrics.observe(services.events)

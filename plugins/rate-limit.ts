@@ -1,9 +1,9 @@
 import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { addressGroup } from '../src/address-group.js'
-import type { Limiter } from '../src/services/events.js'
-import { rateLimited, type CounterStore } from '../src/throttle.js'
+import { addressGroup } from '../src/limits/address-group.js'
+import type { Limiter } from '../src/events.js'
+import { rateLimited, type CounterStore } from '../src/limits/throttle.js'
 
 type IncrCallback = (err: Error | null, result?: { current: number, ttl: number }) => void
 

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AuthService } from '../src/auth.js'
+import type { AuthService } from '../src/accounts/sign-in.js'
 import type { TransportOptions } from '../src/mail/transport.js'
 import type { RevocationIndex } from '../src/revocations/revocation-index.js'
-import { createServices, type Services } from '../src/services/index.js'
-import type { SessionService } from '../src/sessions.js'
-import type { UserService } from '../src/users.js'
+import { createServices, type Services } from '../src/services.js'
+import type { SessionService } from '../src/sessions/session-service.js'
+import type { UserService } from '../src/accounts/users.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

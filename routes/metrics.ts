@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses } from '../schemas/errors.js'
-import { bearerToken } from '../src/credentials.js'
+import { bearerToken } from '../src/http/credentials.js'
 import { TokenInvalid, TokenMissing } from '../src/errors.js'
 
 /** Digests have one length, so the comparison takes the same time whatever was presented. */

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ref, Timestamp, Uuid } from './common.js'
 import { PaginationMeta, UserListQuery } from './users.js'
 
-/** Every security event the audit trail records (src/audit.ts writes them, GET /api/audit filters by them). */
+/** Every security event the audit trail records (src/observers/audit-trail.ts writes them, GET /api/audit filters by them). */
 export const AUDIT_EVENTS = [
   'login_succeeded',
   'login_failed',

@@ -20,19 +20,15 @@ import servicesPlugin from '../plugins/services.js'
 import signingKeysPlugin from '../plugins/signing-keys.js'
 import validationPlugin from '../plugins/validation.js'
 import apiRoutes from '../routes/api/index.js'
-import authRoutes from '../routes/auth.js'
+import authRoutes from '../routes/auth/index.js'
 import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
 import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
-import { emailCodeRoutes, passwordResetRoutes } from '../routes/recovery.js'
-import reservedRoutes from '../routes/reserved.js'
-import verifyRoutes from '../routes/verify.js'
-import { twoFactorRoutes } from '../routes/two-factor.js'
-import type { Config } from './config.js'
-import { lazyChildLoggerFactory } from './lazy-logger.js'
-import { loggerOptions, type LogStream } from './logger.js'
-import { requestIdGenerator } from './request-ids.js'
+import type { Config } from './config/config.js'
+import { lazyChildLoggerFactory } from './logging/lazy-logger.js'
+import { loggerOptions, type LogStream } from './logging/logger.js'
+import { requestIdGenerator } from './logging/request-ids.js'
 import type { TransportOptions } from './mail/transport.js'
 
 export interface BuildOptions {
@@ -53,7 +49,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     logger: options.logger ?? loggerOptions(config, options.logStream),
     // per-request lines are opt-in (LOG_REQUESTS): audit and error lines are always written
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
-    // each request's logger is made when it first writes (src/lazy-logger.ts)
+    // each request's logger is made when it first writes (src/logging/lazy-logger.ts)
     childLoggerFactory: lazyChildLoggerFactory as unknown as FastifyServerOptions['childLoggerFactory'],
     bodyLimit: config.bodyLimit,
     genReqId: requestIdGenerator(),
@@ -116,14 +112,8 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(jwksRoutes)
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
+  // the one home of /auth: each feature's switch is read there, once
   await app.register(authRoutes, { prefix: '/auth' })
-  // off (the default), their paths stay reserved: 501 on every method
-  if (config.passwordReset !== undefined) await app.register(passwordResetRoutes, { prefix: '/auth' })
-  if (config.emailOtp !== undefined) await app.register(emailCodeRoutes, { prefix: '/auth' })
-  const { twoFactor } = app.services
-  if (twoFactor !== undefined) await app.register(twoFactorRoutes, { prefix: '/auth', twoFactor })
-  await app.register(reservedRoutes)
-  await app.register(verifyRoutes)
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)
 }

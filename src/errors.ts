@@ -161,3 +161,6 @@ export class ValidationFailed extends catalogued('validation_failed') {
 export function errorCodes (): ErrorCode[] {
   return (Object.keys(CATALOGUE) as ErrorCode[]).sort()
 }
+
+/** A setting that stops the start: the message names it, and the server prints only that line. */
+export class ConfigError extends Error {}

@@ -1,12 +1,12 @@
 // first: holds the young generation's growth until the server listens (see the module)
-import { releaseYoungGeneration } from './young-generation.js'
+import { releaseYoungGeneration } from './runtime/young-generation.js'
 import cluster from 'node:cluster'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { pino, type LoggerOptions } from 'pino'
-import { runPrimary } from './cluster.js'
-import { ConfigError } from './config-error.js'
-import { loggerOptions } from './logger.js'
+import { runPrimary } from './runtime/cluster.js'
+import { ConfigError } from './errors.js'
+import { loggerOptions } from './logging/logger.js'
 
 /** How often a closing server looks for keep-alive sockets its last answers left idle. */
 const REAP_INTERVAL_MS = 50
@@ -29,12 +29,12 @@ function reapIdleSocketsWhileClosing (app: FastifyInstance): { closing: () => vo
 
 /**
  * Process entry: loadConfig → buildApp → listen, and a graceful close on SIGTERM/SIGINT. With
- * WORKERS > 1 this process is the primary (src/cluster.ts) and each worker runs the same entry.
+ * WORKERS > 1 this process is the primary (src/runtime/cluster.ts) and each worker runs the same entry.
  */
 async function main (): Promise<void> {
   // imported here, not above: a static import graph is loaded whole before its first module
   // runs, so the young generation would have grown before the hold began
-  const { loadConfig } = await import('./config.js')
+  const { loadConfig } = await import('./config/config.js')
   let config
   try {
     config = loadConfig()

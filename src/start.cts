@@ -3,9 +3,9 @@
  * purpose: the pool is created on its first use and reads UV_THREADPOOL_SIZE then, and Node's ESM
  * loader uses the pool to read the very first ES module, so only code that runs before any ES
  * module is loaded can still choose its size. An operator's UV_THREADPOOL_SIZE wins.
- * See src/thread-pool.cts for the size, src/server.ts for the rest.
+ * See src/runtime/thread-pool.cts for the size, src/server.ts for the rest.
  */
-import threadPool = require('./thread-pool.cjs')
+import threadPool = require('./runtime/thread-pool.cjs')
 
 process.env.UV_THREADPOOL_SIZE ??= String(threadPool.defaultThreadPoolSize())
 import('./server.js').catch((err: unknown) => {

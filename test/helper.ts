@@ -8,8 +8,8 @@ import { Kysely, type Dialect, type RawBuilder } from 'kysely'
 import pg from 'pg'
 import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
-import { loadConfig, type Config } from '../src/config.js'
-import type { Claims } from '../src/tokens.js'
+import { loadConfig, type Config } from '../src/config/config.js'
+import type { Claims } from '../src/tokens/claims.js'
 import { assertContract, watchContract } from './contract.js'
 
 /** A tap test, as far as the helpers need it. */

@@ -5,16 +5,14 @@
 # Which suites run twice is decided by folder, never by a list of files, so a storage test added
 # to one of these folders cannot run on SQLite only:
 #   test/routes/    route suites (routes/ and the HTTP behaviour of the whole app)
-#   test/services/  the services of src/, through the app or on their own
-#   test/db/        the storage layer (src/db/)
+#   test/src/       the framework-free core, one folder per folder of src/ (services, storage, config)
 #   test/postgres/  what only PostgreSQL has; these run in the second pass only
 # The other folders run once, on SQLite: test/plugins (a plugin on a bare Fastify, or one the
 # store does not matter to), test/app (the document, the SDK, the property test, which snapshots
-# the SQLite file), test/browser, test/proxies (nginx and Caddy in front of the server), test/process (the CLI, shutdown, workers, the soak and the
-# multi-instance suite, which uses PostgreSQL and Redis whatever the pass), test/redis (the
-# Redis-backed pieces, which use Redis whatever the pass), test/mail (the mail templates and the
-# SMTP servers the mail tests use; the deliveries themselves are in test/services/mail) and
-# test/config.test.ts.
+# the SQLite file), test/browser, test/proxies (nginx and Caddy in front of the server), test/process
+# (the CLI, shutdown, workers, the soak and the multi-instance suite, which uses PostgreSQL and Redis
+# whatever the pass), test/redis (the Redis-backed pieces, which use Redis whatever the pass) and
+# test/mail (the SMTP servers the mail tests use).
 # In CI the second pass is mandatory. Exits non-zero if either pass failed.
 set -uo pipefail
 if [ "${CI:-}" = true ] && [ -z "${TEST_DATABASE_URL:-}" ]; then
@@ -29,7 +27,7 @@ drop_test_databases () {
   done
 }
 
-STORAGE_FOLDERS=routes,services,db,postgres
+STORAGE_FOLDERS=routes,src,postgres
 
 echo "# pass 1: SQLite"
 GATEHOUSE_TEST_STORE=sqlite tap --exclude='test/postgres/**' "$@"

@@ -1,6 +1,6 @@
 /** The forms the tests expect of generated values, in one place. */
 
-/** A version 4 UUID, as randomUUID() makes the ids of users and sessions (and src/request-ids.ts the form of request ids). */
+/** A version 4 UUID, as randomUUID() makes the ids of users and sessions (and src/logging/request-ids.ts the form of request ids). */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** An RFC 3339 time in UTC as Date#toISOString() writes it: milliseconds and `Z`. */

@@ -3,7 +3,7 @@ import { AuditListQuery, AuditListResponse, type AuditEventResponse } from '../.
 import { ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import type { AuditEntry } from '../../src/db/audit-events.js'
-import { paginationMeta } from '../../src/pagination.js'
+import { paginationMeta } from '../../src/http/pagination.js'
 
 function toAuditEventResponse (entry: AuditEntry): AuditEventResponse {
   return {

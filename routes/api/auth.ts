@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ChangePasswordRequest } from '../../schemas/auth.js'
 import { Message, ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
-import type { Claims } from '../../src/tokens.js'
+import type { Claims } from '../../src/tokens/claims.js'
 
-/** /api/auth: account actions of the signed-in user (login itself is public, in routes/login.ts). */
+/** /api/auth: account actions of the signed-in user (login itself is public, in routes/auth/login.ts). */
 const apiAuthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/change-password', {
     schema: {

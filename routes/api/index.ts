@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { describeAccess } from '../../plugins/guard.js'
-import loginRoute from '../login.js'
+import loginRoute from '../auth/login.js'
 import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'
 import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import keyRoutes from './keys.js'
+import userTwoFactorRoutes from './two-factor.js'
 import userRoutes from './users.js'
-import { userTwoFactorRoutes } from '../two-factor.js'
 
 /**
  * The /api boundary. /api/auth/login is registered beside the guarded scope, not inside it;

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { KidParams, SigningKey, SigningKeyList } from '../../schemas/keys.js'
-import { signingKeyRepresentation } from '../../src/representations.js'
-import type { Claims } from '../../src/tokens.js'
+import { signingKeyRepresentation } from '../../src/http/presenters.js'
+import type { Claims } from '../../src/tokens/claims.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 const SUPERUSER = { access: { superuser: true }, noStore: true } as const

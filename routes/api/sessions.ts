@@ -4,8 +4,8 @@ import { IdParams, ref, SetCookie } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { RevokedSessions, SessionListResponse } from '../../schemas/sessions.js'
 import { Forbidden, NotFound } from '../../src/errors.js'
-import { sessionRepresentation } from '../../src/representations.js'
-import type { Claims } from '../../src/tokens.js'
+import { sessionRepresentation } from '../../src/http/presenters.js'
+import type { Claims } from '../../src/tokens/claims.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 const ADMIN = { access: { roles: ['admin'] }, noStore: true }

@@ -4,10 +4,10 @@ import { IdParams, ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { AdminCreateUserRequest, UpdateUserRequest, UserListQuery, UserListResponse, UserResponse } from '../../schemas/users.js'
 import { NotFound } from '../../src/errors.js'
-import { paginationMeta } from '../../src/pagination.js'
-import type { Claims } from '../../src/tokens.js'
-import { assertMayGrant } from '../../src/users.js'
-import { userRepresentation } from '../../src/representations.js'
+import { paginationMeta } from '../../src/http/pagination.js'
+import type { Claims } from '../../src/tokens/claims.js'
+import { assertMayGrant } from '../../src/accounts/users.js'
+import { userRepresentation } from '../../src/http/presenters.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 // every response here but DELETE's empty 204 holds user data

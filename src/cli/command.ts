@@ -4,9 +4,6 @@ import type { CliContext } from './context.js'
 /** A bad or missing argument: exit 2, with the command's usage line on stderr. */
 export class UsageError extends Error {}
 
-/** An operation that failed (unknown user, refused value, unreachable database): exit 1, one line. */
-export class Failure extends Error {}
-
 export type Options = NonNullable<ParseArgsConfig['options']>
 
 export interface Input {

@@ -1,11 +1,12 @@
-import { AuditTrail, CLI_CONTEXT } from '../audit.js'
-import { loadConfig, type Config } from '../config.js'
+import { AuditTrail } from '../observers/audit-trail.js'
+import { CLI_CONTEXT } from '../events.js'
+import { loadConfig, type Config } from '../config/config.js'
 import { connect, type Store } from '../db/store.js'
 import type { User } from '../db/users.js'
 import { revocationChannel, revocationMessage } from '../revocations/revocation-sync.js'
-import { createServices, type Services } from '../services/index.js'
-import type { Requester } from '../users.js'
-import { Failure } from './command.js'
+import { createServices, type Services } from '../services.js'
+import type { Requester } from '../accounts/users.js'
+import { Failure } from './failure.js'
 
 export interface CliContext {
   config: Config
@@ -103,7 +104,7 @@ export class CliSession {
   /** Running servers subscribed to Redis poll the database only while it is down: they hear of these through it. */
   private async broadcast (config: Config): Promise<void> {
     if (config.redisUrl === undefined || this.revoked.length === 0) return
-    const { createRedis, firstReady } = await import('../redis.js')
+    const { createRedis, firstReady } = await import('../db/redis.js')
     const redis = createRedis(config.redisUrl, { down () {}, up () {} }, 'gatehouse-cli')
     try {
       if (!await firstReady(redis)) throw new Error('Redis is unreachable')

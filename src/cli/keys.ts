@@ -1,5 +1,5 @@
 import type { KeyEntry } from '../keys/key-service.js'
-import { signingKeyRepresentation } from '../representations.js'
+import { signingKeyRepresentation } from '../http/presenters.js'
 import type { CommandGroup } from './command.js'
 
 function keyLine (key: KeyEntry): string {

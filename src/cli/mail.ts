@@ -2,7 +2,8 @@ import { MailSender } from '../mail/sender.js'
 import { testMail } from '../mail/templates.js'
 import { createMailTransport } from '../mail/transport.js'
 import { ruleFormats } from '../validation/index.js'
-import { Failure, UsageError, type CommandGroup } from './command.js'
+import { UsageError, type CommandGroup } from './command.js'
+import { Failure } from './failure.js'
 
 const MAIL_TEST_TIMEOUT_MS = 60_000
 

@@ -1,5 +1,5 @@
 import type { User } from '../db/users.js'
-import type { SessionView } from '../sessions.js'
+import type { SessionView } from '../sessions/session-service.js'
 
 /** A user on one line: id, email, name, roles, superuser. */
 export function userLine (user: User): string {

@@ -1,5 +1,5 @@
 import type { Command, CommandGroup } from './command.js'
-import { sessionRepresentation } from '../representations.js'
+import { sessionRepresentation } from '../http/presenters.js'
 import { plural, sessionLine } from './output.js'
 
 /** What both commands take: the user whose sessions they are. */

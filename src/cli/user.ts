@@ -1,9 +1,10 @@
 import { Role } from '../../schemas/common.js'
-import { paginationMeta } from '../pagination.js'
-import { OPERATOR } from '../users.js'
+import { paginationMeta } from '../http/pagination.js'
+import { OPERATOR } from '../accounts/users.js'
 import { ruleFormats } from '../validation/index.js'
-import { Failure, integerOption, UsageError, type CommandGroup } from './command.js'
-import { userRepresentation } from '../representations.js'
+import { integerOption, UsageError, type CommandGroup } from './command.js'
+import { Failure } from './failure.js'
+import { userRepresentation } from '../http/presenters.js'
 import { plural, userLine } from './output.js'
 
 const ROLE = new RegExp(Role.pattern ?? '^$')

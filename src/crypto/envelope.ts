@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { ConfigError } from '../config-error.js'
+import { ConfigError } from '../errors.js'
 
 /** One data encryption key: its id travels with every ciphertext it sealed. */
 export interface DataKey { id: string, key: Buffer }

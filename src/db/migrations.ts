@@ -139,7 +139,7 @@ const migrations: Record<string, Migration> = {
   '0010_recovery': {
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('users').addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0)).execute()
-      // reset tokens and email codes: only a keyed hash of each is kept (src/one-time-secrets.ts)
+      // reset tokens and email codes: only a keyed hash of each is kept (src/crypto/one-time-secrets.ts)
       await db.schema.createTable('one_time_secrets')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))

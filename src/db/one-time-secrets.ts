@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { ExpressionBuilder, Kysely } from 'kysely'
-import type { SecretPurpose } from '../one-time-secrets.js'
+import type { SecretPurpose } from '../crypto/one-time-secrets.js'
 import type { Database } from './schema.js'
 
 export interface NewSecret {

@@ -97,7 +97,7 @@ export interface MailOutboxTable {
   last_error: string | null
 }
 
-/** Reset tokens and email codes, each stored only as a keyed hash (src/one-time-secrets.ts). */
+/** Reset tokens and email codes, each stored only as a keyed hash (src/crypto/one-time-secrets.ts). */
 export interface OneTimeSecretsTable {
   id: string
   user_id: string

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import BetterSqlite3 from 'better-sqlite3'
 import { SqliteAdapter, SqliteDialect } from 'kysely'
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
-import { makePrivateDir } from '../data-dir.js'
+import { makePrivateDir } from '../config/data-dir.js'
 import type { UserRow } from './schema.js'
 import type { ImmediateUserRows } from './users.js'
 

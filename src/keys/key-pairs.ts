@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto'
 import { promisify } from 'node:util'
-import type { AsymmetricAlgorithm } from '../config-keys.js'
+import type { AsymmetricAlgorithm } from '../config/keys.js'
 
 /** A published public key: the members a verifier needs and never a private one. */
 export interface PublicJwk {

@@ -1,5 +1,5 @@
 import { createSigner, createVerifier } from 'fast-jwt'
-import type { AsymmetricAlgorithm } from '../config-keys.js'
+import type { AsymmetricAlgorithm } from '../config/keys.js'
 import type { PublicJwk } from './key-pairs.js'
 import { currentKey } from './key-states.js'
 

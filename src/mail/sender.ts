@@ -1,6 +1,6 @@
 import type { ClaimedMail, MailOutboxRepository } from '../db/mail-outbox.js'
-import type { CoreLogger } from '../logger.js'
-import type { ServiceEvents } from '../services/events.js'
+import type { CoreLogger } from '../logging/logger.js'
+import type { ServiceEvents } from '../events.js'
 import type { MailTransport } from './transport.js'
 
 export interface SenderOptions {

@@ -1,6 +1,6 @@
-import type { MailConfig, SmtpSettings } from '../config-mail.js'
+import type { MailConfig, SmtpSettings } from '../config/mail.js'
 import type { OutgoingMail } from '../db/mail-outbox.js'
-import type { CoreLogger } from '../logger.js'
+import type { CoreLogger } from '../logging/logger.js'
 
 /** Delivers one mail, or throws why not; the sender (src/mail/sender.ts) retries. */
 export interface MailTransport {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import type { Revocation } from '../db/revocations.js'
-import type { CoreLogger } from '../logger.js'
+import type { CoreLogger } from '../logging/logger.js'
 import type { RevocationIndex } from './revocation-index.js'
 
 export interface RevocationSource { listAfter (id: number): Promise<Revocation[]> }
@@ -79,7 +79,7 @@ export class RevocationSync {
       if (this.options.pollWithoutRedis) this.startPolling()
       return
     }
-    const { createRedis, firstReady } = await import('../redis.js')
+    const { createRedis, firstReady } = await import('../db/redis.js')
     index.onAdd((sessionId, expiresAt) => { this.publish(redis.publisher, redis.channel, { session_id: sessionId, expires_at: expiresAt }) })
     redis.publisher.on('ready', () => { this.flush(redis.publisher, redis.channel) })
     const subscriber = createRedis(redis.url, {

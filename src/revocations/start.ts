@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import type { Store } from '../db/store.js'
 import type { RevocationIndex } from './revocation-index.js'
 import { revocationChannel, RevocationSync, type SyncLogger } from './revocation-sync.js'

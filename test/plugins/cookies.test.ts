@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import cookiesPlugin from '../../plugins/cookies.js'
-import type { TokenPair } from '../../src/sessions.js'
+import type { TokenPair } from '../../src/sessions/session-service.js'
 import { buildBare, setCookies, type TestContext } from '../helper.js'
 
 /*

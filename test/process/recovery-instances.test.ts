@@ -6,7 +6,7 @@ import { PASSWORD, tempDir, TEST_SECRET, type TestContext } from '../helper.js'
 import { startCaptureServer, type CaptureServer } from '../mail/smtp-capture.js'
 import { REVOKED } from '../patterns.js'
 import { TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
-import { resetTokenIn } from '../routes/recovery/support.js'
+import { resetTokenIn } from '../routes/auth/recovery/support.js'
 import { startServer } from './server-process.js'
 
 /*

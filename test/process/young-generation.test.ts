@@ -3,7 +3,7 @@ import t from 'tap'
 import { ROOT, TSX } from './server-process.js'
 
 /*
- * The server's start-up holds the young generation's growth (src/young-generation.ts). A test
+ * The server's start-up holds the young generation's growth (src/runtime/young-generation.ts). A test
  * process has grown it long before any test runs, so a fresh child measures it: its size while
  * held and after the release, each after about 40 MB of objects that survive, as module loading makes.
  */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import type { PasswordHasher } from '../../src/passwords.js'
+import type { PasswordHasher } from '../../src/crypto/passwords.js'
 import { authHeader, build, createUser, login, PASSWORD, rawRequest } from '../helper.js'
 import { UUID } from '../patterns.js'
 

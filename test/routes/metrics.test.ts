@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig } from '../../src/config/config.js'
 import { authHeader, build, createUser, login } from '../helper.js'
 
 const METRICS_TOKEN = 'scrape-token-0123456789abcdef'

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { mayAccess, type RouteAccess } from '../../../plugins/guard.js'
-import type { Claims } from '../../../src/tokens.js'
+import type { Claims } from '../../../src/tokens/claims.js'
 import { authHeader, build, cookieOf, createUser, login, type CreatedUser } from '../../helper.js'
 import { ISO, MISSING_ADMIN, NOT_OWNER } from '../../patterns.js'
 

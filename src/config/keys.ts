@@ -1,0 +1,81 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { ConfigError } from '../errors.js'
+import { generateDataKeyEntry, parseDataKeys, type DataKey } from '../crypto/envelope.js'
+import { durationSetting as duration, parseDuration } from './units.js'
+import { readOrGenerateSecret } from './secret-file.js'
+
+export const JWT_ALGORITHMS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const
+export type JwtAlgorithm = typeof JWT_ALGORITHMS[number]
+export type AsymmetricAlgorithm = Exclude<JwtAlgorithm, 'HS256'>
+
+/** The settings of signing keys (docs/keys.md), spread into the one ConfigSchema. */
+export const KeysConfigSchema = {
+  JWT_ALG: Type.Union(JWT_ALGORITHMS.map((a) => Type.Literal(a)), {
+    default: 'HS256',
+    description: 'algorithm of access tokens: `HS256` (`JWT_SECRET`), or `ES256`, `EdDSA` (Ed25519), `RS256` (2048-bit) with key ' +
+      'pairs gatehouse generates, keeps in the database and publishes at `/.well-known/jwks.json`. Refresh tokens stay HS256'
+  }),
+  JWT_AUDIENCE: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 256,
+    examples: ['https://api.example.com'],
+    description: 'when set, access tokens carry `aud` = this value and gatehouse requires exactly it; refresh tokens carry none'
+  })),
+  DATA_ENCRYPTION_KEYS: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description: '`id:base64key[,id:base64key…]` of 32-byte keys (`openssl rand -base64 32`): the first encrypts, all decrypt ' +
+      'private signing keys at rest (AES-256-GCM). Required in production with an asymmetric `JWT_ALG`; unset in development, ' +
+      'generated once into `DATA_DIR/data-encryption-keys` (mode 0600) when needed'
+  })),
+  JWKS_MAX_AGE: duration('`Cache-Control: max-age` of `/.well-known/jwks.json`: how long a verifier may keep the published keys', '10m'),
+  JWT_KEY_PUBLISH_LEAD: Type.Optional(duration('how long a new signing key is published before it signs, so verifiers caching the ' +
+    'key set already hold it; unset: twice `JWKS_MAX_AGE`')),
+  JWT_KEY_ROTATION_INTERVAL: Type.Optional(duration('rotate the signing key automatically this often (e.g. `90d`), longer than ' +
+    '`JWT_KEY_PUBLISH_LEAD`; unset: only on request'))
+}
+
+type KeysRaw = Static<ReturnType<typeof Type.Object<typeof KeysConfigSchema>>>
+
+export interface KeysConfig {
+  jwtAlg: JwtAlgorithm
+  jwtAudience: string | undefined
+  /** undefined under HS256 with no keys given: nothing is sealed then */
+  dataEncryptionKeys: DataKey[] | undefined
+  /** seconds */
+  jwksMaxAge: number
+  jwtKeyPublishLead: number
+  jwtKeyRotationInterval: number | undefined
+}
+
+/** Reads the keys settings once the schema has validated their forms; combinations refused with the setting named. */
+export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string): KeysConfig {
+  const jwksMaxAge = parseDuration(raw.JWKS_MAX_AGE)
+  const jwtKeyPublishLead = raw.JWT_KEY_PUBLISH_LEAD === undefined ? 2 * jwksMaxAge : parseDuration(raw.JWT_KEY_PUBLISH_LEAD)
+  const interval = raw.JWT_KEY_ROTATION_INTERVAL === undefined ? undefined : parseDuration(raw.JWT_KEY_ROTATION_INTERVAL)
+  if (interval !== undefined && interval <= jwtKeyPublishLead) {
+    throw new ConfigError('Invalid configuration: JWT_KEY_ROTATION_INTERVAL must be longer than JWT_KEY_PUBLISH_LEAD')
+  }
+  const asymmetric = raw.JWT_ALG !== 'HS256'
+  return {
+    jwtAlg: raw.JWT_ALG,
+    jwtAudience: raw.JWT_AUDIENCE,
+    dataEncryptionKeys: dataKeys(raw.DATA_ENCRYPTION_KEYS, asymmetric, production, dataDir),
+    jwksMaxAge,
+    jwtKeyPublishLead,
+    jwtKeyRotationInterval: interval
+  }
+}
+
+/**
+ * DATA_ENCRYPTION_KEYS as given; when something must be sealed and none is given, production
+ * refuses to start and development generates a key once into DATA_DIR (as it does JWT_SECRET).
+ */
+export function dataKeys (value: string | undefined, needed: boolean, production: boolean, dataDir: string): DataKey[] | undefined {
+  if (value !== undefined) return parseDataKeys(value)
+  if (!needed) return undefined
+  if (production) throw new ConfigError('Invalid configuration: DATA_ENCRYPTION_KEYS is required when APP_ENV=production and JWT_ALG is not HS256')
+  const { value: entry, created, file } = readOrGenerateSecret(dataDir, 'data-encryption-keys', 'development data encryption key file', () => generateDataKeyEntry())
+  if (created) process.emitWarning(`DATA_ENCRYPTION_KEYS is not set: generated a development key in ${file}. Set DATA_ENCRYPTION_KEYS in production.`)
+  return parseDataKeys(entry, `DATA_ENCRYPTION_KEYS (from ${file})`)
+}

@@ -1,0 +1,165 @@
+import { addressGroup } from './address-group.js'
+import { RateLimited } from '../errors.js'
+import type { Limiter, ServiceEvents } from '../events.js'
+
+export interface Counter { count: number, resetAt: number }
+
+/**
+ * Fixed-window counters. In memory for one process; a shared implementation (Redis) makes
+ * the limits hold across instances.
+ */
+export interface CounterStore {
+  /** Counts one more hit; the window starts at the first hit. */
+  hit (key: string, windowMs: number): Promise<Counter>
+  /** Counts one more hit only while the count is under `max`, atomically; `allowed` says whether it did. */
+  reserve (key: string, max: number, windowMs: number): Promise<Counter & { allowed: boolean }>
+  /** Takes one hit back (a reservation that turned out not to count), keeping the window. */
+  release (key: string): Promise<void>
+  peek (key: string): Promise<Counter | undefined>
+  reset (key: string): Promise<void>
+}
+
+const MEMORY_LIMIT = 100_000
+
+export class MemoryCounterStore implements CounterStore {
+  private readonly counters = new Map<string, Counter>()
+
+  async hit (key: string, windowMs: number): Promise<Counter> {
+    const { count, resetAt } = this.count(key, Number.MAX_SAFE_INTEGER, windowMs)
+    return { count, resetAt }
+  }
+
+  async reserve (key: string, max: number, windowMs: number): Promise<Counter & { allowed: boolean }> {
+    return this.count(key, max, windowMs)
+  }
+
+  async release (key: string): Promise<void> {
+    const counter = this.counters.get(key)
+    if (counter === undefined) return
+    if (counter.count <= 1) this.counters.delete(key)
+    else counter.count--
+  }
+
+  async peek (key: string): Promise<Counter | undefined> {
+    const counter = this.counters.get(key)
+    return counter === undefined || counter.resetAt <= Date.now() ? undefined : { ...counter }
+  }
+
+  async reset (key: string): Promise<void> {
+    this.counters.delete(key)
+  }
+
+  /** Synchronous, so no other caller can run between the check and the hit. */
+  private count (key: string, max: number, windowMs: number): Counter & { allowed: boolean } {
+    const now = Date.now()
+    let counter = this.counters.get(key)
+    if (counter === undefined || counter.resetAt <= now) {
+      if (this.counters.size >= MEMORY_LIMIT) this.prune(now)
+      counter = { count: 0, resetAt: now + windowMs }
+      this.counters.set(key, counter)
+    }
+    const allowed = counter.count < max
+    if (allowed) counter.count++
+    return { ...counter, allowed }
+  }
+
+  /** Drops expired windows; if all are live, the oldest go, so memory stays bounded. */
+  private prune (now: number): void {
+    for (const [key, counter] of this.counters) if (counter.resetAt <= now) this.counters.delete(key)
+    for (const key of this.counters.keys()) {
+      if (this.counters.size < MEMORY_LIMIT) break
+      this.counters.delete(key)
+    }
+  }
+}
+
+/** A 429 that tells the client when to come back. */
+export function rateLimited (retryAfterSeconds: number): RateLimited {
+  return new RateLimited(retryAfterSeconds)
+}
+
+export interface FailureLimits {
+  /** failures per subject from one client address, within `windowMs` */
+  max: number
+  windowMs: number
+  /** failures per subject from every address that is not its own, within `accountWindowMs` */
+  accountMax: number
+  accountWindowMs: number
+  /** IPv6 clients are counted by this many leading bits of their address */
+  ipv6Prefix: number
+}
+
+/** How long a successful check makes its address the subject's own. */
+const OWN_ADDRESS_MS = 30 * 86_400_000
+
+/**
+ * Failed password checks of a subject (an email signing in, a user's current password), counted
+ * twice. Per subject and client address (an IPv6 client by its subnet): at `max` within the
+ * window that pair is refused, even the right password, so an attacker elsewhere cannot lock a
+ * user out of their own address. And per subject across addresses (`accountMax`), so a guesser
+ * spread over many addresses is stopped too. A refusal is reported as a `throttled` event under
+ * the throttle's name.
+ *
+ * The account ceiling's trade-off: once it is reached, an address the subject succeeded from in
+ * the last 30 days still gets in (its failures never count towards the ceiling; only its own
+ * per-address limit applies), and every other address gets 429 until the account window passes.
+ * An attacker can thus make the real user wait on a *new* address (a hotel, a mobile network)
+ * for up to the account window, but cannot lock them out of where they signed in before; one on
+ * the user's own network (same IPv4, same IPv6 subnet) has only the per-address budget. A
+ * progressive delay was rejected: it costs nothing to an attacker who sends in parallel.
+ *
+ * Each attempt reserves its place in both counts *before* the password is hashed, so guesses
+ * sent at once cannot all pass a check made before any of them failed. A success resets the
+ * pair and gives the account count its place back (other addresses may still be guessing); a
+ * check that throws (not a guess) gives both back.
+ */
+export class FailureThrottle {
+  constructor (
+    private readonly store: CounterStore,
+    private readonly limits: FailureLimits,
+    readonly name: Limiter,
+    private readonly events?: ServiceEvents,
+    /** the subjects' own addresses; a store of their own, so a flood of counters cannot evict them */
+    private readonly owned: CounterStore = store
+  ) {}
+
+  /** Runs one password check on reserved places; a result that is not `ok` stays counted as a failure. */
+  async attempt<T extends { ok: boolean }> (subject: string, ip: string, check: () => Promise<T>): Promise<T> {
+    const pair = `${subject}:${addressGroup(ip, this.limits.ipv6Prefix)}`
+    const own = await this.owned.peek(`own:${pair}`) !== undefined
+    await this.reserve(pair, this.limits.max, this.limits.windowMs)
+    const held = [pair]
+    let result: T
+    try {
+      if (!own) {
+        await this.reserve(subject, this.limits.accountMax, this.limits.accountWindowMs)
+        held.push(subject)
+      }
+      result = await check()
+    } catch (err) {
+      for (const key of held) await this.store.release(key)
+      throw err
+    }
+    if (result.ok) await this.succeeded(pair, own ? undefined : subject)
+    return result
+  }
+
+  private async reserve (key: string, max: number, windowMs: number): Promise<void> {
+    const counter = await this.store.reserve(key, max, windowMs)
+    if (!counter.allowed) {
+      this.events?.emit('throttled', { limiter: this.name })
+      throw rateLimited((counter.resetAt - Date.now()) / 1000)
+    }
+  }
+
+  private async succeeded (pair: string, account: string | undefined): Promise<void> {
+    await this.store.reset(pair)
+    if (account !== undefined) await this.store.release(account)
+    // reset, then hit: a fixed window would otherwise end 30 days after the *first* success
+    await this.owned.reset(`own:${pair}`)
+    await this.owned.hit(`own:${pair}`, OWN_ADDRESS_MS)
+  }
+}
+
+/** The two failure throttles of sign-in (login) and of password re-checks (change-password, 2FA management). */
+export interface AuthThrottles { login: FailureThrottle, password: FailureThrottle }

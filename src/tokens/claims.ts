@@ -1,0 +1,47 @@
+export type TokenType = 'access' | 'refresh'
+
+/** The claims of both tokens (docs/api.md#tokens-and-claims). */
+export interface Claims {
+  user_id: string
+  email: string
+  roles: string[]
+  session_id: string
+  is_superuser: boolean
+  type: TokenType
+  sub: string
+  iat: number
+  exp: number
+  iss: string
+  jti: string
+  /** authentication assurance level (NIST SP 800-63B): `aal1` for one factor */
+  aal: string
+  /** how the user signed in, RFC 8176 values: `["pwd"]`, or `["email"]` for an email code */
+  amr: string[]
+  /** when the user signed in, seconds since the epoch: a refresh keeps it */
+  auth_time: number
+}
+
+/** How strongly a session's sign-in authenticated the user; every token of the session carries it. */
+export interface AuthStrength { aal: string, amr: string[], authTime: number }
+
+/** The sign-in methods a session can start with (RFC 8176 names). */
+export type SignInMethod = 'pwd' | 'email'
+
+/** The strength of a one-factor sign-in at `authTime` (seconds). A second factor would raise it to aal2. */
+export function signInStrength (method: SignInMethod, authTime: number): AuthStrength {
+  return { aal: 'aal1', amr: [method], authTime }
+}
+
+/** The strength of a sign-in finished with a second factor (TOTP or a recovery code) after `first`, at `authTime`. */
+export function secondFactorStrength (first: string[], authTime: number): AuthStrength {
+  return { aal: 'aal2', amr: [...first, 'otp', 'mfa'], authTime }
+}
+
+/** The strength a token carries; tokens signed before these claims existed were password sign-ins. */
+export function strengthOf (claims: Partial<Claims>, signedInAt: number): AuthStrength {
+  return {
+    aal: typeof claims.aal === 'string' ? claims.aal : 'aal1',
+    amr: Array.isArray(claims.amr) ? claims.amr : ['pwd'],
+    authTime: typeof claims.auth_time === 'number' ? claims.auth_time : signedInAt
+  }
+}

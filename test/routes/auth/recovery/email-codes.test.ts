@@ -1,0 +1,121 @@
+import t from 'tap'
+import { authHeader, claimsOf, cookieOf, createUser, tokenResponse } from '../../../helper.js'
+import { codeFor, delivered, INVALID_OTP, post, recoveryApp } from './support.js'
+
+const verify = (email: string, code: string, purpose: string, extra: Record<string, unknown> = {}) => ({ email, code, purpose, ...extra })
+
+t.test('an email code signs in exactly as a password does, with amr ["email"], cookies with remember', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app, { email: 'code@example.com' })
+  const code = await codeFor(app, user.email, 'login')
+  t.equal((await delivered(app, user.email, 1)).subject, 'Your gatehouse sign-in code')
+  const res = await post(app, '/auth/verify-otp', verify(user.email, code, 'login', { remember: true }))
+  t.equal(res.statusCode, 200)
+  const body = res.json()
+  const me = await app.inject({ method: 'GET', url: '/auth/me', headers: authHeader(body.access_token) })
+  t.equal(me.statusCode, 200)
+  t.strictSame(body, tokenResponse(body, me.json()))
+  const claims = claimsOf(body.access_token)
+  t.same([claims.aal, claims.amr], ['aal1', ['email']])
+  t.ok(Math.abs(claims.auth_time - Date.now() / 1000) < 5)
+  t.ok(cookieOf(res, 'access_token')?.value, 'the access cookie')
+  t.ok(cookieOf(res, 'refresh_token')?.value, 'the refresh cookie')
+  t.equal(res.headers['cache-control'], 'no-store')
+
+  // a refresh keeps how and when the session signed in
+  const refreshed = await post(app, '/auth/refresh', { refresh_token: body.refresh_token })
+  t.equal(refreshed.statusCode, 200)
+  const after = claimsOf(refreshed.json().access_token)
+  t.same([after.aal, after.amr, after.auth_time], ['aal1', ['email'], claims.auth_time])
+
+  const twice = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
+  t.equal(twice.statusCode, 400, 'single use')
+  t.same(twice.json(), INVALID_OTP)
+})
+
+t.test('without remember, no cookies; a password sign-in says amr ["pwd"]', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app)
+  const res = await post(app, '/auth/verify-otp', verify(user.email, await codeFor(app, user.email, 'login'), 'login'))
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['set-cookie'], undefined)
+  const pwd = await post(app, '/auth/login', { email: user.email, password: user.password })
+  t.same(claimsOf(pwd.json().access_token).amr, ['pwd'])
+})
+
+t.test('after EMAIL_OTP_MAX_ATTEMPTS wrong codes the code is spent, the right one fails too', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app)
+  const code = await codeFor(app, user.email, 'login')
+  const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0')
+  for (let i = 0; i < 5; i++) {
+    const res = await post(app, '/auth/verify-otp', verify(user.email, wrong, 'login'))
+    t.equal(res.statusCode, 400)
+    t.same(res.json(), INVALID_OTP)
+  }
+  const right = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
+  t.equal(right.statusCode, 400)
+  t.same(right.json(), INVALID_OTP)
+})
+
+t.test('four wrong codes leave the right one usable (the negative control of the limit)', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app)
+  const code = await codeFor(app, user.email, 'login')
+  const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0')
+  for (let i = 0; i < 4; i++) t.equal((await post(app, '/auth/verify-otp', verify(user.email, wrong, 'login'))).statusCode, 400)
+  t.equal((await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))).statusCode, 200)
+})
+
+t.test('a code is good for its purpose only; verify_email sets email_verified', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app)
+  const code = await codeFor(app, user.email, 'verify_email')
+  t.equal((await delivered(app, user.email, 1)).subject, 'Confirm your email address for gatehouse')
+  const asLogin = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
+  t.equal(asLogin.statusCode, 400)
+  t.same(asLogin.json(), INVALID_OTP)
+  const res = await post(app, '/auth/verify-otp', verify(user.email, code, 'verify_email'))
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { email_verified: true })
+  const signedIn = await post(app, '/auth/login', { email: user.email, password: user.password })
+  t.equal(signedIn.json().user.email_verified, true)
+})
+
+t.test('a newer send voids the older code', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app)
+  const older = await codeFor(app, user.email, 'login')
+  let newer = await codeFor(app, user.email, 'login')
+  // two draws may match (one in a million): draw again so the test means what it says
+  while (newer === older) newer = await codeFor(app, user.email, 'login')
+  const old = await post(app, '/auth/verify-otp', verify(user.email, older, 'login'))
+  t.equal(old.statusCode, 400)
+  t.same(old.json(), INVALID_OTP)
+  t.equal((await post(app, '/auth/verify-otp', verify(user.email, newer, 'login'))).statusCode, 200)
+})
+
+t.test('an unknown address or an expired code is the same 400 invalid_otp', async (t) => {
+  const app = await recoveryApp(t, { EMAIL_OTP_TTL: '1s' })
+  const user = await createUser(app)
+  const unknown = await post(app, '/auth/verify-otp', verify('nobody@example.com', '123456', 'login'))
+  t.equal(unknown.statusCode, 400)
+  t.same(unknown.json(), INVALID_OTP)
+  const code = await codeFor(app, user.email, 'login')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const late = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
+  t.equal(late.statusCode, 400)
+  t.same(late.json(), INVALID_OTP)
+})
+
+t.test('concurrent wrong guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS: each is counted before it is compared', async (t) => {
+  const app = await recoveryApp(t)
+  const user = await createUser(app)
+  const code = await codeFor(app, user.email, 'login')
+  const wrong = Array.from({ length: 12 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0'))
+  const answers = await Promise.all(wrong.map(async (guess) => await post(app, '/auth/verify-otp', verify(user.email, guess, 'login'))))
+  t.same(answers.map((res) => res.statusCode), Array(12).fill(400))
+  const right = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
+  t.equal(right.statusCode, 400, 'the code was spent by the fifth wrong guess')
+  t.same(right.json(), INVALID_OTP)
+})

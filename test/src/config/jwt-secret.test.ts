@@ -1,0 +1,86 @@
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { ConfigError, loadConfig } from '../../../src/config/config.js'
+import { tempDir, TEST_SECRET, type TestContext } from '../../helper.js'
+import { startServer } from '../../process/server-process.js'
+
+function load (values: Record<string, unknown>) {
+  return loadConfig({ fromEnvironment: false, values })
+}
+
+/** A data folder holding a development secret file with this content and mode. */
+function secretFile (t: TestContext, content: string, mode = 0o600): { dir: string, file: string } {
+  const dir = tempDir(t)
+  const file = join(dir, 'jwt-secret')
+  writeFileSync(file, content, { mode })
+  chmodSync(file, mode)
+  return { dir, file }
+}
+
+const STRONG = 'k3Yq9-Zt1_vB7xW2mN8pL4sR6dF0hJ5c'
+
+t.test('production refuses a JWT_SECRET with fewer than 8 distinct characters, naming JWT_SECRET', async (t) => {
+  const dir = tempDir(t)
+  const refused = new ConfigError('Invalid configuration: JWT_SECRET must contain at least 8 distinct characters')
+  t.throws(() => load({ APP_ENV: 'production', DATA_DIR: dir, JWT_SECRET: 'x'.repeat(32) }), refused)
+  t.throws(() => load({ APP_ENV: 'production', DATA_DIR: dir, JWT_SECRET: 'abcdefg'.repeat(5) }), refused)
+  // the negative control: 8 distinct characters over 32 bytes pass
+  t.equal(load({ APP_ENV: 'production', DATA_DIR: dir, JWT_SECRET: 'abcdefgh'.repeat(4) }).jwtSecret, 'abcdefgh'.repeat(4))
+  t.equal(load({ APP_ENV: 'production', DATA_DIR: dir, JWT_SECRET: TEST_SECRET }).jwtSecret, TEST_SECRET)
+})
+
+t.test('the generated development secret file holds exactly the secret, no newline', async (t) => {
+  const dir = tempDir(t)
+  t.capture(process, 'emitWarning')
+  const config = load({ DATA_DIR: dir })
+  const file = join(dir, 'jwt-secret')
+  t.equal(readFileSync(file, 'utf8'), config.jwtSecret)
+  t.equal(statSync(file).mode & 0o777, 0o600)
+})
+
+t.test('a development secret file written by an older version (one trailing newline) is used without it and rewritten', async (t) => {
+  const { dir, file } = secretFile(t, STRONG + '\n')
+  t.equal(load({ DATA_DIR: dir }).jwtSecret, STRONG)
+  t.equal(readFileSync(file, 'utf8'), STRONG, 'the file now holds exactly the key')
+  t.equal(statSync(file).mode & 0o777, 0o600)
+  t.equal(load({ DATA_DIR: dir }).jwtSecret, STRONG, 'and reads the same the next time')
+})
+
+t.test('an empty development secret file stops the start, naming the file', async (t) => {
+  const { dir, file } = secretFile(t, '')
+  t.throws(() => load({ DATA_DIR: dir }),
+    new ConfigError(`Invalid configuration: the development secret file ${file} is empty; delete it to generate a new one`))
+})
+
+t.test('a development secret file weaker than the production rule stops the start, naming the file', async (t) => {
+  for (const content of ['secret', 'secret\n', 'x'.repeat(32), 'abcdefg'.repeat(5)]) {
+    const { dir, file } = secretFile(t, content)
+    t.throws(() => load({ DATA_DIR: dir }), new ConfigError(
+      `Invalid configuration: the development secret file ${file} is weaker than JWT_SECRET allows ` +
+      '(at least 32 bytes and 8 distinct characters); delete it to generate a new one'), JSON.stringify(content))
+  }
+})
+
+t.test('a development secret file that other users can read stops the start, naming the file', async (t) => {
+  for (const mode of [0o644, 0o640, 0o604, 0o660]) {
+    const { dir, file } = secretFile(t, STRONG, mode)
+    t.throws(() => load({ DATA_DIR: dir }), new ConfigError(
+      `Invalid configuration: the development secret file ${file} is open to other users ` +
+      `(mode 0${mode.toString(8)}); delete it to generate a new one`), mode.toString(8))
+  }
+  // the negative control: the same content with mode 0600 (and 0400) is used
+  for (const mode of [0o600, 0o400]) {
+    const { dir } = secretFile(t, STRONG, mode)
+    t.equal(load({ DATA_DIR: dir }).jwtSecret, STRONG, mode.toString(8))
+  }
+})
+
+t.test('the server refuses an empty development secret file with one line, no stack trace', async (t) => {
+  const { dir, file } = secretFile(t, '')
+  const server = startServer({ DATA_DIR: dir, PORT: '0' })
+  t.teardown(() => { server.child.kill('SIGKILL') })
+  const exit = await server.exited
+  t.equal(exit.code, 1)
+  t.equal(server.stderr(), `gatehouse: Invalid configuration: the development secret file ${file} is empty; delete it to generate a new one\n`)
+})

@@ -1,0 +1,64 @@
+import t from 'tap'
+import { ConfigError, loadConfig } from '../../../src/config/config.js'
+import { build, tempDir, TEST_SECRET } from '../../helper.js'
+
+function load (trustProxy: string) {
+  return loadConfig({ fromEnvironment: false, values: { DATA_DIR: tempDir(t), JWT_SECRET: TEST_SECRET, TRUST_PROXY: trustProxy } })
+}
+
+/** 0.0.0.0/1, 128.0.0.0/2 … 255.255.255.254/32: every IPv4 address but the last. */
+function allOfIPv4But255 (): string {
+  return Array.from({ length: 32 }, (_, i) => {
+    const start = 2 ** 32 - 2 ** (32 - i)
+    const quad = [24, 16, 8, 0].map((shift) => Math.floor(start / 2 ** shift) % 256).join('.')
+    return `${quad}/${i + 1}`
+  }).join(',')
+}
+
+const EVERY = (family: string) => new ConfigError(
+  `Invalid configuration: TRUST_PROXY covers every ${family} address; list only the addresses or networks of your proxies`)
+
+t.test('TRUST_PROXY ranges that together cover every address are refused, naming TRUST_PROXY', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['0.0.0.0/0', 'IPv4'],
+    ['::/0', 'IPv6'],
+    ['0.0.0.0/1,128.0.0.0/1', 'IPv4'],
+    ['::/1,8000::/1', 'IPv6'],
+    ['10.0.0.0/8, 0.0.0.0/1, 128.0.0.0/2, 192.0.0.0/2', 'IPv4'],
+    ['0.0.0.0/0.0.0.0', 'IPv4'],
+    ['0.0.0.0/128.0.0.0,128.0.0.0/1', 'IPv4'],
+    // proxy-addr matches an IPv4 client against an IPv4-mapped IPv6 network
+    ['::ffff:0.0.0.0/97,::ffff:128.0.0.0/97', 'IPv4'],
+    // IPv4-mapped clients count as IPv4, so the rest of IPv6 is everything a native client can be
+    ['::/1,8000::/2,c000::/2', 'IPv6']
+  ]
+  for (const [value, family] of cases) t.throws(() => load(value), EVERY(family), value)
+})
+
+t.test('an unreadable TRUST_PROXY entry is refused, naming TRUST_PROXY and the entry', async (t) => {
+  for (const entry of ['1.2.3', '10.0.0.0/33', '::/129', '10.0.0.0/255.0.255.0', '::1/ffff::', '1.2.3.4/', '::1::2']) {
+    t.throws(() => load(`192.168.0.1,${entry}`),
+      new ConfigError(`Invalid configuration: TRUST_PROXY has an invalid address or network: ${entry}`), entry)
+  }
+})
+
+t.test('TRUST_PROXY lists that leave addresses untrusted are accepted as they are', async (t) => {
+  // the negative control: the same shapes, one address short of everything
+  t.equal(load('false').trustProxy, false)
+  t.equal(load('2').trustProxy, 2)
+  t.equal(load('10.0.0.0/8, 192.168.0.0/16,::1').trustProxy, '10.0.0.0/8,192.168.0.0/16,::1')
+  t.equal(load('0.0.0.0/1,128.0.0.0/2').trustProxy, '0.0.0.0/1,128.0.0.0/2')
+  t.equal(load(allOfIPv4But255()).trustProxy, allOfIPv4But255(), 'every IPv4 address but 255.255.255.255')
+  t.equal(load('10.0.0.0/255.0.0.0').trustProxy, '10.0.0.0/255.0.0.0')
+  t.equal(load('::/1,8000::/2').trustProxy, '::/1,8000::/2')
+  t.equal(load('::ffff:10.0.0.0/104').trustProxy, '::ffff:10.0.0.0/104')
+})
+
+t.test('an accepted TRUST_PROXY list starts the app and is applied', async (t) => {
+  const app = await build(t, { TRUST_PROXY: '127.0.0.0/8,::1' }, {
+    setup: (app) => app.get('/ip', async (request) => ({ ip: request.ip }))
+  })
+  const res = await app.inject({ url: '/ip', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { ip: '203.0.113.9' })
+})
