@@ -9,7 +9,7 @@ import { ROOT, TSX } from './server-process.js'
  */
 const CHILD = `
 import { getHeapSpaceStatistics } from 'node:v8'
-const { releaseYoungGeneration } = await import('./src/young-generation.ts')
+const { releaseYoungGeneration } = await import('./src/runtime/young-generation.ts')
 const size = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size
 const kept = []
 const survivors = () => { for (let i = 0; i < 320_000; i++) kept.push({ i, text: 'object ' + i, list: [i] }) }
