@@ -1,3 +1,4 @@
+// Proves src/errors.ts and plugins/error-handler.ts.
 import t from 'tap'
 import { build, createUser } from '../helper.js'
 import { UUID } from '../patterns.js'

@@ -1,3 +1,4 @@
+// Proves plugins/security.ts and routes/docs.ts.
 import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
