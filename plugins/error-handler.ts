@@ -110,7 +110,7 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     const segments = (request.url.split('?', 1)[0] ?? '').split('/')
     const id = segments.reduce((longest, segment) => (segment.length > longest.length ? segment : longest), '')
     if (validateIdParams === undefined || validateIdParams({ id }) === true) return undefined
-    return toValidationFailed((validateIdParams.errors ?? []) as never, 'params', { id }, withDetails, IdParams)
+    return toValidationFailed((validateIdParams.errors ?? []) as never, { context: 'params', data: { id }, withDetails, schema: IdParams })
   }
 
   const denialDetails = fastify.config.authzDenialDetails
@@ -135,7 +135,7 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
       const part = error.validationContext ?? 'body'
       const data = part === 'body' ? request.body : part === 'querystring' ? request.query : request.params
       const schema = (request.routeOptions.schema as Record<string, unknown> | undefined)?.[part]
-      error = toValidationFailed(error.validation as never, part, data, withDetails, schema)
+      error = toValidationFailed(error.validation as never, { context: part, data, withDetails, schema })
     } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
       error = overLongId(request) ?? error
     }

@@ -1,19 +1,10 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { readAccessCredential } from '../src/http/credentials.js'
-import { CsrfRejected, Forbidden, TokenInvalid, TokenMissing } from '../src/errors.js'
+import { CsrfRejected, TokenInvalid, TokenMissing } from '../src/errors.js'
+import { denialFor, type RouteAccess } from '../src/http/access.js'
 import { isStateChanging, isTrustedOrigin } from '../src/http/origin.js'
 import type { Claims } from '../src/tokens/claims.js'
-
-/** What a route declares about who may call it (docs/api.md#access-control). */
-export interface RouteAccess {
-  /** any one of these roles passes */
-  roles?: string[]
-  /** the route param naming a user id; that user passes for themself */
-  self?: string
-  /** only a superuser passes (403 `superuser_required`) */
-  superuser?: true
-}
 
 declare module 'fastify' {
   interface FastifyContextConfig { access?: RouteAccess }
@@ -31,33 +22,6 @@ declare module 'fastify' {
     /** Refuses a cookie-authenticated state change from a foreign origin. */
     assertTrustedOrigin (request: FastifyRequest): void
   }
-}
-
-/**
- * The claims check, read from the route's declared access alone: undefined when the claims pass,
- * else the refusal saying why (a role missing, or the user named in the path is someone else).
- */
-export function denialFor (claims: Claims, access: RouteAccess | undefined, params: unknown): Forbidden | undefined {
-  if (claims.is_superuser || access === undefined) return undefined
-  if (access.superuser === true) return new Forbidden('superuser_required')
-  if (access.self !== undefined && (params as Record<string, unknown>)[access.self] === claims.user_id) return undefined
-  if (access.roles?.some((role) => claims.roles.includes(role)) === true) return undefined
-  // "admin or the user themself", called by a user who is neither: about someone else
-  if (access.self !== undefined) return new Forbidden('not_owner')
-  return access.roles === undefined ? undefined : new Forbidden('missing_role', access.roles)
-}
-
-export function mayAccess (claims: Claims, access: RouteAccess | undefined, params: unknown): boolean {
-  return denialFor(claims, access, params) === undefined
-}
-
-/** The route's declared access in words, for its OpenAPI description (the same declaration the guard reads). */
-export function describeAccess (access: RouteAccess | undefined): string {
-  if (access === undefined) return 'Access: any signed-in user.'
-  if (access.superuser === true) return 'Access: a superuser (403 `superuser_required` otherwise).'
-  const roles = access.roles === undefined ? undefined : `the role${access.roles.length > 1 ? 's' : ''} ${access.roles.map((r) => `\`${r}\``).join(' or ')}`
-  if (access.self === undefined) return `Access: ${roles ?? 'any signed-in user'} (403 \`missing_role\` otherwise), or a superuser.`
-  return `Access: the user named by \`${access.self}\` themself${roles === undefined ? '' : `, ${roles}`} or a superuser (403 \`not_owner\` otherwise).`
 }
 
 export default fp(async function guardPlugin (fastify: FastifyInstance) {

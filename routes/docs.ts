@@ -1,7 +1,27 @@
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { DOCS_CSP } from '../plugins/security.js'
+
+/**
+ * The docs page's policy (GET /docs and its assets, set there by @fastify/swagger-ui's
+ * `staticCSP`): Swagger UI runs from its own origin only — its bundle, stylesheet and the
+ * initializer are files, its icons are `data:` SVGs in the CSS, and it fetches the document
+ * from /docs/json. Nothing inline runs, nothing loads from elsewhere, and the page cannot be
+ * framed or post a form anywhere. The one inline `<style>` is the Swagger logo's SVG, allowed
+ * by its hash rather than with 'unsafe-inline'; when swagger-ui-dist changes that logo,
+ * test/browser/docs.test.ts fails with Chromium's message naming the new hash.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'"
+].join('; ')
 
 /**
  * The contract, public and outside /api: GET /openapi.json, and GET /docs, Swagger UI served

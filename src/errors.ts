@@ -75,7 +75,6 @@ export function catalogueCode (error: unknown): ErrorCode | undefined {
   return error instanceof CatalogueError ? error.code.toLowerCase() as ErrorCode : undefined
 }
 
-export const BadRequest = catalogued('bad_request')
 export const InvalidJson = catalogued('invalid_json')
 export const EmailTaken = catalogued('email_taken')
 export const InvalidPassword = catalogued('invalid_password')
@@ -109,7 +108,6 @@ export function denialOf (error: unknown): { reason: DenialReason, requiredRoles
 }
 export const NotFound = catalogued('not_found')
 export const MethodNotAllowed = catalogued('method_not_allowed')
-export const RequestTimeout = catalogued('request_timeout')
 export const SigningKeysDisabled = catalogued('signing_keys_disabled')
 export const TotpAlreadyEnabled = catalogued('totp_already_enabled')
 /** 403: a reset (or another action) of an account with a second factor, without a valid code */
@@ -128,10 +126,7 @@ export class MfaChallengeIssued extends MfaRequired {
     this.expiresIn = expiresIn
   }
 }
-export const PayloadTooLarge = catalogued('payload_too_large')
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
-export const HeadersTooLarge = catalogued('headers_too_large')
-export const InternalError = catalogued('internal_error')
 export const NotImplemented = catalogued('not_implemented')
 export const ServiceUnavailable = catalogued('service_unavailable')
 

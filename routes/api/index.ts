@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { describeAccess } from '../../plugins/guard.js'
+import { describeAccess } from '../../src/http/access.js'
 import loginRoute from '../auth/login.js'
 import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'

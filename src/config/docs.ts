@@ -63,7 +63,7 @@ function comment (text: string): string[] {
 export function envExample (): string {
   const header = [
     ...comment('Every gatehouse setting with its default. Copy to .env and adjust: the environment wins over this file. ' +
-      'Generated from the configuration schema (src/config/config.ts) by `npm run docs:config`; edit the descriptions there, not here.')
+      'Generated from the configuration schema (src/config/config.ts and the area modules beside it) by `npm run docs:config`; edit the descriptions there, not here.')
   ]
   const blocks = settings().map(({ name, schema }) => {
     const value = defaultOf(schema)

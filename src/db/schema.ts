@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable } from 'kysely'
+import type { Generated, Selectable } from 'kysely'
 
 /*
  * Column types are the portable subset of SQLite and PostgreSQL: ids are UUID text, times are
@@ -179,10 +179,8 @@ export interface Database {
 }
 
 export type UserRow = Selectable<UsersTable>
-export type NewUserRow = Insertable<UsersTable>
 export type SessionRow = Selectable<SessionsTable>
 export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
 export type SigningKeyRow = Selectable<SigningKeysTable>
 export type MailOutboxRow = Selectable<MailOutboxTable>
-export type OneTimeSecretRow = Selectable<OneTimeSecretsTable>

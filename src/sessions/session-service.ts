@@ -274,14 +274,14 @@ export class SessionService {
 
   /** A refresh token that expires with the session at the latest (`endsAt`: sign-in + SESSION_MAX_AGE). */
   private refreshFor (user: User, sessionId: string, now: number, endsAt: number, strength: AuthStrength): Claims {
-    const claims = this.tokens.claims(user, sessionId, 'refresh', now, strength)
+    const claims = this.tokens.claims({ subject: user, sessionId, type: 'refresh', nowSeconds: now, strength })
     return claims.exp > endsAt ? { ...claims, exp: endsAt } : claims
   }
 
   /** The access token that goes with a refresh token: the same subject and grants, and never outliving it. */
   private accessFor (refresh: Claims, now: number): Claims {
     const subject = { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser }
-    const claims = this.tokens.claims(subject, refresh.session_id, 'access', now, strengthOf(refresh, refresh.iat))
+    const claims = this.tokens.claims({ subject, sessionId: refresh.session_id, type: 'access', nowSeconds: now, strength: strengthOf(refresh, refresh.iat) })
     return claims.exp > refresh.exp ? { ...claims, exp: refresh.exp } : claims
   }
 

@@ -9,6 +9,9 @@ export interface TokenSubject { id: string, email: string, roles: string[], isSu
 
 export interface TokenLifetimes { issuer: string, accessTtl: number, refreshTtl: number }
 
+/** What a new token says: for whom, in which session, which kind, from when, and how its session signed in. */
+export interface TokenRequest { subject: TokenSubject, sessionId: string, type: TokenType, nowSeconds: number, strength: AuthStrength }
+
 function isClaims (value: unknown): value is Claims {
   const c = value as Partial<Claims> | null
   return typeof c === 'object' && c !== null &&
@@ -32,7 +35,7 @@ export class TokenIssuer {
     this.cache = new VerifiedTokenCache({ maxEntries: 10_000, maxBytes: DEFAULT_CACHE_BYTES, ...cacheLimits })
   }
 
-  claims (subject: TokenSubject, sessionId: string, type: TokenType, nowSeconds: number, strength: AuthStrength): Claims {
+  claims ({ subject, sessionId, type, nowSeconds, strength }: TokenRequest): Claims {
     const ttl = type === 'access' ? this.lifetimes.accessTtl : this.lifetimes.refreshTtl
     return {
       user_id: subject.id,

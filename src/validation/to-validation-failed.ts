@@ -94,14 +94,25 @@ function stringify (value: unknown): string {
   return text.length > MAX_VALUE ? Array.from(text.slice(0, 2 * MAX_VALUE)).slice(0, MAX_VALUE).join('') : text
 }
 
+/** The request part whose validation failed. */
+export interface FailedPart {
+  /** the part (`body`, `querystring`, `params`): the field name of an error about the whole part */
+  context: string
+  /** the part's value as the request sent it */
+  data: unknown
+  /** with `details` (VALIDATION_ERROR_DETAILS) */
+  withDetails: boolean
+  /** the route's schema for this part: it orders the fields and marks password-format fields */
+  schema?: unknown
+}
+
 /**
  * Ajv's errors → the 422 body's `{field: [messages]}` (docs/api.md), fields in the schema's
  * order. Every failing rule of every field is kept, except that an absent or blank required
  * value reports only `required`: the other rules have nothing to say about a value that is not
  * there. A schema's own `errorMessage` (ajv-errors) is used as written instead of the template.
- * `schema` (the route's schema for this part) orders the fields and marks password-format fields.
  */
-export function toValidationFailed (errors: ErrorObject[], context: string, data: unknown, withDetails: boolean, schema?: unknown): ValidationFailed {
+export function toValidationFailed (errors: ErrorObject[], { context, data, withDetails, schema }: FailedPart): ValidationFailed {
   const fields = new Map<string, Field>()
   for (const error of errors) {
     const path = pathOf(error, schema as SchemaNode | undefined)

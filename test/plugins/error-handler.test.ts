@@ -1,18 +1,12 @@
-import Fastify from 'fastify'
 import t, { type Test } from 'tap'
-import configPlugin from '../../plugins/config.js'
 import errorHandlerPlugin from '../../plugins/error-handler.js'
 import { catalogueCode, RateLimited, TokenExpired, ValidationFailed } from '../../src/errors.js'
-import { buildFrom, rawRequest, testConfig } from '../helper.js'
+import { buildBare, buildFrom, rawRequest, testConfig } from '../helper.js'
 
 /** The error handler alone, on a bare Fastify, with one route throwing what the test gives it. */
 async function appThrowing (t: Test, error: unknown) {
-  const app = Fastify()
-  await app.register(configPlugin, { config: testConfig(t) })
-  await app.register(errorHandlerPlugin)
-  app.get('/', async () => { throw error })
-  t.teardown(() => app.close())
-  return app.inject({ method: 'GET', url: '/' })
+  const app = await buildBare(t, [errorHandlerPlugin], (app) => { app.get('/', async () => { throw error }) })
+  return await app.inject({ method: 'GET', url: '/' })
 }
 
 t.test('RateLimited carries its Retry-After as a property, at least one whole second', async (t) => {

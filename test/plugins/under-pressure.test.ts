@@ -1,3 +1,4 @@
+// Proves plugins/security.ts (@fastify/under-pressure).
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { build } from '../helper.js'

@@ -1,3 +1,4 @@
+// Proves plugins/validation.ts and src/validation/to-validation-failed.ts.
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'

@@ -1,3 +1,4 @@
+// Proves plugins/json-body.ts and plugins/validation.ts.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { authHeader, build, createUser, login, tokenResponse } from './../helper.js'

@@ -1,4 +1,8 @@
+// Proves src/errors.ts and plugins/error-handler.ts.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
+import { catalogueEntry, errorCodes } from '../../src/errors.js'
 import { build, createUser } from '../helper.js'
 import { UUID } from '../patterns.js'
 
@@ -239,4 +243,63 @@ t.test('VALIDATION_ERROR_DETAILS hides the password of a register body too', asy
     ]
   })
   t.notMatch(res.body, /short/)
+})
+
+/*
+ * The catalogue tested whole (as Fastify core's test/internals/errors.test.js checks its codes
+ * against docs/Reference/Errors.md): every code of src/errors.ts is thrown or mapped by the service
+ * and listed in docs/api.md#errors with its status, and the docs list no code the catalogue lacks.
+ */
+const ROOT = join(import.meta.dirname, '..', '..')
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
+
+function sourceFiles (dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`
+    if (entry.isDirectory()) return sourceFiles(path)
+    return /\.c?ts$/.test(entry.name) ? [path] : []
+  })
+}
+
+/** code → the classes src/errors.ts makes for it, subclasses included. */
+function classesByCode (catalogue: string): Map<string, string[]> {
+  const classes = new Map<string, string[]>()
+  for (const [, name = '', code = ''] of catalogue.matchAll(/const (\w+) = catalogued\('(\w+)'\)/g)) {
+    classes.set(code, [...(classes.get(code) ?? []), name])
+  }
+  for (const [, sub = '', base = '', code = ''] of catalogue.matchAll(/class (\w+) extends (?:(\w+) \{|catalogued\('(\w+)'\))/g)) {
+    const of = code !== '' ? code : [...classes].find(([, names]) => names.includes(base))?.[0]
+    if (of !== undefined) classes.set(of, [...(classes.get(of) ?? []), sub])
+  }
+  return classes
+}
+
+/** Whether the service's code (not the catalogue itself) throws the code's error or answers the code by name. */
+function isUsed (code: string, classes: readonly string[], sources: readonly string[]): boolean {
+  return sources.some((text) => text.includes(`'${code}'`) || classes.some((name) => text.includes(`new ${name}(`)))
+}
+
+/** code → status, from the table of docs/api.md#errors. */
+function documentedCodes (markdown: string): Map<string, number> {
+  const section = markdown.slice(markdown.indexOf('\n## Errors'), markdown.indexOf('\n## ', markdown.indexOf('\n## Errors') + 1))
+  return new Map([...section.matchAll(/^\| `(\w+)` \| (\d{3}) \|/gm)].map(([, code = '', status = '']) => [code, Number(status)]))
+}
+
+t.test('every code of the catalogue is thrown or mapped somewhere in src/, plugins/ or routes/', async (t) => {
+  const sources = ['src', 'plugins', 'routes'].flatMap(sourceFiles).filter((f) => f !== 'src/errors.ts').map(read)
+  const classes = classesByCode(read('src/errors.ts'))
+  t.ok(errorCodes().length >= 29, `${errorCodes().length} codes`)
+  t.same(errorCodes().filter((code) => !isUsed(code, classes.get(code) ?? [], sources)), [])
+  // the negative control: a code nobody throws, and a class nobody constructs, are reported
+  t.notOk(isUsed('made_up_code', ['MadeUp'], sources))
+  t.notOk(isUsed('x', ['TokenExpired'], ['throw new TokenExpiredish()']))
+  t.ok(isUsed('x', ['TokenExpired'], ['throw new TokenExpired()']))
+})
+
+t.test('docs/api.md lists every code of the catalogue with its status, and no other', async (t) => {
+  const documented = documentedCodes(read('docs/api.md'))
+  t.same(Object.fromEntries([...documented].sort()), Object.fromEntries(errorCodes().map((code) => [code, catalogueEntry(code).status])))
+  // the negative control: a table missing a code, or with a wrong status, differs
+  const partial = documentedCodes('\n## Errors\n| `not_found` | 404 | x |\n| `rate_limited` | 400 | y |\n## Next\n| `token_invalid` | 401 | z |\n')
+  t.same(Object.fromEntries(partial), { not_found: 404, rate_limited: 400 })
 })

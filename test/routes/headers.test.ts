@@ -1,8 +1,9 @@
+// Proves plugins/security.ts and routes/docs.ts.
 import type { AddressInfo } from 'node:net'
 import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { DOCS_CSP } from '../../plugins/security.js'
+import { DOCS_CSP } from '../../routes/docs.js'
 import { build, createUser, login, PASSWORD } from '../helper.js'
 import { HELMET } from '../patterns.js'
 

@@ -1,3 +1,4 @@
+// Proves src/crypto/passwords.ts and plugins/json-body.ts.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import type { PasswordHasher } from '../../src/crypto/passwords.js'

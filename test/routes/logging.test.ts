@@ -1,3 +1,4 @@
+// Proves src/logging/logger.ts and plugins/audit.ts.
 import t, { type Test } from 'tap'
 import { authHeader, buildFrom, cookieOf, createUser, login, testConfig } from '../helper.js'
 import { UUID } from '../patterns.js'

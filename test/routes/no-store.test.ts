@@ -1,3 +1,4 @@
+// Proves plugins/no-store.ts.
 import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../helper.js'

@@ -1,3 +1,4 @@
+// Proves src/limits/throttle.ts.
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../helper.js'
 import { BAD_LOGIN, RATE_LIMITED } from '../patterns.js'

@@ -1,3 +1,4 @@
+// Proves routes/api/users.ts and src/observers/audit-trail.ts.
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, changePassword, claimsOf, createUser, login } from '../../helper.js'

@@ -1,3 +1,4 @@
+// Proves src/http/credentials.ts.
 import t from 'tap'
 import { build, createUser, login, regexInputsDuring } from '../../helper.js'
 

@@ -1,3 +1,4 @@
+// Proves src/http/access.ts and plugins/error-handler.ts.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../../helper.js'

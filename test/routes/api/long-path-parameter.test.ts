@@ -1,3 +1,4 @@
+// Proves plugins/error-handler.ts.
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../../helper.js'
 

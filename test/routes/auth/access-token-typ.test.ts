@@ -1,3 +1,4 @@
+// Proves src/tokens/codec.ts.
 import { createSigner } from 'fast-jwt'
 import { errors as joseErrors, jwtVerify } from 'jose'
 import t from 'tap'

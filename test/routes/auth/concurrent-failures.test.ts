@@ -1,3 +1,4 @@
+// Proves src/limits/throttle.ts.
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, createUser, login } from '../../helper.js'

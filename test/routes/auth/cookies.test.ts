@@ -1,3 +1,4 @@
+// Proves plugins/cookies.ts and routes/auth/login.ts.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, createUser, login, setCookies } from '../../helper.js'

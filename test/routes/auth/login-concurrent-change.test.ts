@@ -1,3 +1,4 @@
+// Proves src/accounts/sign-in.ts.
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, changePassword, createUser, login } from '../../helper.js'

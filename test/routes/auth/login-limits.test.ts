@@ -1,3 +1,4 @@
+// Proves src/limits/throttle.ts and src/limits/address-group.ts.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build, createUser } from '../../helper.js'

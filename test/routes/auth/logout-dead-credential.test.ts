@@ -1,3 +1,4 @@
+// Proves routes/auth/session.ts (POST /auth/logout).
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, changePassword, createUser, login } from '../../helper.js'

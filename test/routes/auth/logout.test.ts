@@ -1,3 +1,4 @@
+// Proves routes/auth/session.ts (POST /auth/logout).
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, cookieOf, createUser, login } from '../../helper.js'

@@ -1,3 +1,4 @@
+// Proves routes/auth/session.ts (GET /auth/me, POST /auth/register).
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { authHeader, build, createUser, login, PASSWORD, tokenResponse } from '../../helper.js'

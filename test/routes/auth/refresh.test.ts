@@ -1,3 +1,4 @@
+// Proves routes/auth/session.ts (POST /auth/refresh).
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'

@@ -1,3 +1,4 @@
+// Proves src/revocations/revocation-index.ts.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'

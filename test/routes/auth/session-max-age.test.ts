@@ -1,3 +1,4 @@
+// Proves src/sessions/session-service.ts.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'

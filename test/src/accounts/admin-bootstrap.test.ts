@@ -1,3 +1,4 @@
+// Proves src/services.ts (bootstrapAdmin).
 import t, { type Test } from 'tap'
 import { buildFrom, createUser, tempDir, testConfig } from '../../helper.js'
 

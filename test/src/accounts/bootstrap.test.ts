@@ -1,3 +1,4 @@
+// Proves src/services.ts (bootstrapAdmin).
 import { sql } from 'kysely'
 import t from 'tap'
 import { ConfigError, type Config } from '../../../src/config/config.js'

@@ -1,3 +1,4 @@
+// Proves src/accounts/sign-in.ts (change-password).
 import t from 'tap'
 import { connect, transactionChannel } from '../../../src/db/store.js'
 import { TokenRevoked } from '../../../src/errors.js'

@@ -1,3 +1,4 @@
+// Proves src/db/revocations.ts.
 import t from 'tap'
 import { build, createUser, login } from '../../helper.js'
 

@@ -1,3 +1,4 @@
+// Proves src/db/migrations.ts.
 import { Kysely, sql, type Dialect } from 'kysely'
 import t from 'tap'
 import { migrateToLatest } from '../../../src/db/migrations.js'

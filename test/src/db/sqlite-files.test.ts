@@ -1,3 +1,4 @@
+// Proves src/db/sqlite.ts.
 import { chmodSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'

@@ -1,3 +1,4 @@
+// Proves src/mail/sender.ts and src/mail/transport.ts.
 import t, { type Test } from 'tap'
 import { passwordResetMail } from '../../../src/mail/templates.js'
 import { build } from '../../helper.js'

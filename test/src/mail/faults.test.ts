@@ -1,3 +1,4 @@
+// Proves src/mail/sender.ts and src/mail/transport.ts.
 import { performance } from 'node:perf_hooks'
 import t from 'tap'
 import { createMailTransport } from '../../../src/mail/transport.js'

@@ -1,3 +1,4 @@
+// Proves src/revocations/revocation-sync.ts.
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { authHeader, build, createUser, login, tempDir } from '../../helper.js'

@@ -28,14 +28,14 @@ function forged (claims: Claims, size: number, i: number): string {
 
 t.test('a TokenIssuer built without an app signs a token that it verifies back to its claims', async (t) => {
   const tokens = issuer()
-  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
+  const claims = tokens.claims({ subject: SUBJECT, sessionId: SESSION, type: 'access', nowSeconds: nowSeconds(), strength: STRENGTH })
   t.same(tokens.verify(tokens.sign(claims), 'access', Date.now()), claims)
   t.throws(() => tokens.verify(tokens.sign(claims), 'refresh', Date.now()), TokenInvalid, 'the type claim is checked')
 })
 
 t.test('6,000 forged 15 KB tokens are all refused and leave the verified-token cache empty', async (t) => {
   const tokens = issuer()
-  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
+  const claims = tokens.claims({ subject: SUBJECT, sessionId: SESSION, type: 'access', nowSeconds: nowSeconds(), strength: STRENGTH })
   let refused = 0
   for (let i = 0; i < 6000; i++) {
     try {
@@ -57,7 +57,7 @@ t.test('a token verified once is served from the cache: the signature is not che
   const codec = createTokenCodec(TEST_SECRET, 'gatehouse')
   const tokens = new TokenIssuer(codec, LIFETIMES)
   const verifies = t.capture(codec, 'verify', codec.verify)
-  const token = tokens.sign(tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH))
+  const token = tokens.sign(tokens.claims({ subject: SUBJECT, sessionId: SESSION, type: 'access', nowSeconds: nowSeconds(), strength: STRENGTH }))
   const first = tokens.verify(token, 'access', Date.now())
   t.equal(tokens.verify(token, 'access', Date.now()), first, 'the cached claims')
   t.equal(verifies().length, 1, 'one signature check for two verifications')
@@ -68,7 +68,7 @@ t.test('a token that ends like a cached one but differs before is no hit: its si
   const codec = createTokenCodec(TEST_SECRET, 'gatehouse')
   const tokens = new TokenIssuer(codec, LIFETIMES)
   const verifies = t.capture(codec, 'verify', codec.verify)
-  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
+  const claims = tokens.claims({ subject: SUBJECT, sessionId: SESSION, type: 'access', nowSeconds: nowSeconds(), strength: STRENGTH })
   const token = tokens.sign(claims)
   tokens.verify(token, 'access', Date.now())
   t.ok(tokens.cache.has(token))
@@ -85,7 +85,7 @@ t.test('a token that ends like a cached one but differs before is no hit: its si
 
 t.test('a cached token is refused as expired from the millisecond its exp is reached, and leaves the cache', async (t) => {
   const tokens = issuer()
-  const claims = tokens.claims(SUBJECT, SESSION, 'access', nowSeconds(), STRENGTH)
+  const claims = tokens.claims({ subject: SUBJECT, sessionId: SESSION, type: 'access', nowSeconds: nowSeconds(), strength: STRENGTH })
   const token = tokens.sign(claims)
   t.same(tokens.verify(token, 'access', claims.exp * 1000 - 1), claims)
   t.equal(tokens.cache.size, 1)
@@ -96,7 +96,7 @@ t.test('a cached token is refused as expired from the millisecond its exp is rea
 
 t.test('the cache is bounded by entries and by bytes, the oldest leaving first', async (t) => {
   const byCount = issuer({ maxEntries: 3 })
-  const signed = Array.from({ length: 5 }, (_, i) => byCount.sign(byCount.claims(SUBJECT, `${SESSION.slice(0, -1)}${i}`, 'access', nowSeconds(), STRENGTH)))
+  const signed = Array.from({ length: 5 }, (_, i) => byCount.sign(byCount.claims({ subject: SUBJECT, sessionId: `${SESSION.slice(0, -1)}${i}`, type: 'access', nowSeconds: nowSeconds(), strength: STRENGTH })))
   for (const token of signed) byCount.verify(token, 'access', Date.now())
   t.equal(byCount.cache.size, 3)
   const perEntry = byCount.cache.bytes / 3

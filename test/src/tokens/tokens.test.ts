@@ -1,3 +1,4 @@
+// Proves src/tokens/codec.ts and src/tokens/issuer.ts.
 import { createHmac } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
