@@ -24,6 +24,19 @@ const FOREIGN_CODES: Record<string, ErrorCode> = {
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
+/**
+ * The methods some route answers at `url` (its query ignored). The `OPTIONS *` that @fastify/cors
+ * adds matches every path, so an OPTIONS route counts only when it names the path itself: an
+ * unknown path has no method, whatever CORS_ORIGINS says.
+ */
+export function methodsAt (fastify: FastifyInstance, url: string): string[] {
+  const path = url.split('?', 1)[0] ?? '/'
+  return METHODS.filter((method) => {
+    const route = fastify.findRoute({ method, url: path })
+    return route !== null && !(method === 'OPTIONS' && route.params['*'] !== undefined)
+  })
+}
+
 interface Answer { status: number, code: ErrorCode, message: string }
 
 interface ErrorBody {
@@ -172,8 +185,7 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
 
   // 405 with Allow when the path exists under another method, else 404
   fastify.setNotFoundHandler(function (request: FastifyRequest, reply: FastifyReply) {
-    const url = request.url.split('?', 1)[0] ?? '/'
-    const allowed = METHODS.filter((method) => fastify.findRoute({ method, url }) !== null)
+    const allowed = methodsAt(fastify, request.url)
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '))
       throw new MethodNotAllowed(request.method)

@@ -11,6 +11,8 @@ export interface DocumentOptions {
   codes: string[]
   /** PUBLIC_URL: published as `servers`; unset, GET /openapi.json names the origin it was asked at */
   publicUrl?: string | undefined
+  /** `METHOD /path` of the routes that answer before any body is read (`config.readsNoBody`): never a 413 or 415 */
+  bodyless?: ReadonlySet<string>
 }
 
 const integer = { type: 'integer' } as const
@@ -58,13 +60,14 @@ function headersOf (status: string, rateLimited: boolean): Record<string, OpenAP
  * Statuses any route can answer, whatever its own schema lists: a malformed `%` escape in the
  * path is a 400 from the router, any route can be shed with a 503 by @fastify/under-pressure (plugins/security.ts) or fail with a 500, and a
  * route that reads a body can meet malformed JSON (400), an oversized body (413) or another
- * media type (415). Reserved routes answer 501 before they read anything. An operation that
+ * media type (415) — unless it answers before reading one (`readsBody` false: /auth/verify).
+ * Reserved routes answer 501 before they read anything. An operation that
  * answers 429 is rate limited, so each of its answers carries the RateLimit headers.
  */
-function completeResponses (method: string, operation: OpenAPI.OperationObject): OpenAPI.ResponsesObject {
+function completeResponses (method: string, operation: OpenAPI.OperationObject, readsBody: boolean): OpenAPI.ResponsesObject {
   const responses: OpenAPI.ResponsesObject = { ...operation.responses }
   const reserved = responses['501'] !== undefined
-  const extra = reserved ? [400, 503] : BODY_METHODS.has(method) ? [400, 413, 415, 500, 503] : [400, 500, 503]
+  const extra = reserved ? [400, 503] : BODY_METHODS.has(method) && readsBody ? [400, 413, 415, 500, 503] : [400, 500, 503]
   for (const status of extra) responses[String(status)] ??= errorResponse(status)
   const rateLimited = responses['429'] !== undefined
   for (const [status, value] of Object.entries(responses)) {
@@ -89,13 +92,13 @@ const DOCS_PAGE: OpenAPI.OperationObject = {
   responses: { 200: { description: 'OK', content: { 'text/html': { schema: { type: 'string' } } } } }
 }
 
-function completeOperation (method: string, path: string, operation: OpenAPI.OperationObject): OpenAPI.OperationObject {
+function completeOperation (method: string, path: string, operation: OpenAPI.OperationObject, readsBody = true): OpenAPI.OperationObject {
   const completed: OpenAPI.OperationObject = {
     ...operation,
     operationId: operation.operationId ?? operationIdOf(method, path),
     // declared on every operation: [] says "no credentials", so a linter knows it was meant
     security: operation.security ?? [],
-    responses: completeResponses(method, operation)
+    responses: completeResponses(method, operation, readsBody)
   }
   const parameters = optionalDefaults(operation.parameters)
   if (parameters !== undefined) completed.parameters = parameters
@@ -143,7 +146,7 @@ export function completeDocument (document: OpenAPI.Document, options: DocumentO
     for (const method of METHODS) {
       const operation = item?.[method]
       // one route with several methods shares one operation object: each gets its own copy
-      if (operation !== undefined) completed[method] = completeOperation(method, path, operation)
+      if (operation !== undefined) completed[method] = completeOperation(method, path, operation, options.bodyless?.has(`${method.toUpperCase()} ${path}`) !== true)
     }
     paths[path] = completed as OpenAPI.PathItemObject
   }

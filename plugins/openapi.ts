@@ -14,6 +14,13 @@ import { PaginationMeta, UserListResponse, UserResponse } from '../schemas/users
 import { errorCodes } from '../src/errors.js'
 import { completeDocument } from './openapi-document.js'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers before any body is read (in onRequest): the document lists no 413 or 415 for it. */
+    readsNoBody?: boolean
+  }
+}
+
 /** The response bodies every route refers to by `$ref` (schemas/common.ts `ref()`), one named component each. */
 /** What a verifier reads in the access token, authentication strength included (additive claims, kept by a refresh) */
 export const BEARER_DESCRIPTION = 'The access token in `Authorization: Bearer`. Its claims include `aal` (`aal1`, or `aal2` after a second factor), ' +
@@ -37,7 +44,13 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   const recovery = config.passwordReset !== undefined || config.emailOtp !== undefined
   if (config.emailOtp !== undefined) fastify.addSchema(EmailVerifiedResponse)
   if (config.totp !== undefined) for (const schema of TOTP_SCHEMAS) fastify.addSchema(schema)
-  const options = { codes: errorCodes(), publicUrl: config.publicUrl }
+  const bodyless = new Set<string>()
+  fastify.addHook('onRoute', (route) => {
+    if (route.config?.readsNoBody !== true) return
+    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+    for (const method of [route.method].flat()) bodyless.add(`${method} ${path}`)
+  })
+  const options = { codes: errorCodes(), publicUrl: config.publicUrl, bodyless }
   await fastify.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -56,6 +69,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         { name: 'keys', description: 'The public keys of access tokens (JWKS) and their rotation (superusers)' },
         { name: 'health', description: 'Liveness and readiness' },
         ...(recovery ? [{ name: 'recovery', description: 'Password reset by email and email codes (switched on)' }] : []),
+        ...(config.totp !== undefined ? [{ name: 'two-factor', description: 'TOTP two-factor sign-in: enrolment, recovery codes, turning it off (switched on)' }] : []),
         { name: 'reserved', description: 'Paths reserved for features to come: 501' },
         { name: 'docs', description: 'This document and its reference page' }
       ],

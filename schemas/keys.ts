@@ -32,9 +32,13 @@ export const SigningKey = Type.Object({
   alg: Type.String({ maxLength: 16 }),
   state: Type.Union(['next', 'current', 'previous', 'revoked'].map((s) => Type.Literal(s))),
   created_at: Timestamp,
-  activates_at: Timestamp,
+  activates_at: Type.Union([Timestamp, Type.Null()]),
   retires_at: Type.Union([Timestamp, Type.Null()])
-}, { $id: 'SigningKey', description: 'A signing key and its times; retires_at: when it is gone (null while it has no successor)' })
+}, {
+  $id: 'SigningKey',
+  description: 'A signing key and its times; activates_at: when it signs (null for the standby, a next key that signs once a ' +
+    'revocation of the current key promotes it); retires_at: when it is gone (null while it has no successor)'
+})
 export type SigningKey = Static<typeof SigningKey>
 
 export const SigningKeyList = Type.Object({

@@ -10,6 +10,16 @@ import { TokenResponse } from './auth.js'
 const Code = Type.String({ notBlank: true, maxLength: 32, description: 'the six digits the authenticator app shows now' })
 const RecoveryCode = Type.String({ notBlank: true, maxLength: 64, description: 'one of the recovery codes, each good once' })
 
+/**
+ * Exactly one of `code` and `recovery_code`, said in the schema so that validators, mock servers
+ * (Prism) and generators see it; src/validation reports it under both fields with this message.
+ */
+const EXACTLY_ONE_CODE = {
+  // each branch names its property (`{}`: any value, the property's own schema judges it), as Ajv's strictRequired asks
+  oneOf: [{ properties: { code: {} }, required: ['code'] }, { properties: { recovery_code: {} }, required: ['recovery_code'] }],
+  errorMessage: { oneOf: 'Exactly one of code and recovery_code is required' }
+}
+
 export const EnableTotpRequest = Type.Object({
   password: Password
 }, { additionalProperties: false })
@@ -25,7 +35,7 @@ export const VerifyTotpRequest = Type.Object({
   mfa_token: Type.Optional(Type.String({ notBlank: true, maxLength: 256, description: 'the challenge of a sign-in (403 mfa_required); absent: confirming enrolment with an access token' })),
   code: Type.Optional(Code),
   recovery_code: Type.Optional(RecoveryCode)
-}, { additionalProperties: false, description: 'Either `code` (enrolment, or a sign-in), or with `mfa_token` one of `code` and `recovery_code`' })
+}, { additionalProperties: false, ...EXACTLY_ONE_CODE, description: 'Either `code` (enrolment, or a sign-in), or with `mfa_token` exactly one of `code` and `recovery_code`' })
 export type VerifyTotpRequest = Static<typeof VerifyTotpRequest>
 
 const RecoveryCodes = Type.Array(Type.String(), { minItems: 10, maxItems: 10, description: 'ten single-use recovery codes, shown this once' })
@@ -49,7 +59,7 @@ export const DisableTotpRequest = Type.Object({
   password: Password,
   code: Type.Optional(Code),
   recovery_code: Type.Optional(RecoveryCode)
-}, { additionalProperties: false, description: 'The password and one of `code` and `recovery_code`' })
+}, { additionalProperties: false, ...EXACTLY_ONE_CODE, description: 'The password and exactly one of `code` and `recovery_code`' })
 export type DisableTotpRequest = Static<typeof DisableTotpRequest>
 
 export const MfaChallenge = Type.Object({

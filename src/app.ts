@@ -89,9 +89,8 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(jsonBodyPlugin)
   await app.register(noStorePlugin)
   if (config.corsOrigins.length > 0) {
-    const { default: fastifyCors } = await import('@fastify/cors')
-    // the headers a client of this API sends, listed: by default the plugin reflects whatever a preflight asks for
-    await app.register(fastifyCors, { origin: config.corsOrigins, credentials: true, allowedHeaders: ['Authorization', 'Content-Type'] })
+    const { default: corsPlugin } = await import('../plugins/cors.js')
+    await app.register(corsPlugin)
   }
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)

@@ -108,10 +108,21 @@ let admin: pg.Pool | undefined
  * every schema of its database and casts their names, so a schema that another test process
  * dropped mid-listing failed the migration ("schema … does not exist"). With a database per
  * process each catalog is its own; the schemas inside it come and go between one file's tests,
- * which run one after another. test/passes.sh drops these databases after the pass (dropping
+ * which run one after another. test/passes.sh drops its run's databases after the pass (dropping
  * them from the process itself raced the pools' own shutdown: 'error thrown in teardown').
  */
-const FILE_DATABASE = `gh_${randomBytes(6).toString('hex')}`
+const FILE_DATABASE = `gh_${runId()}${randomBytes(6).toString('hex')}`
+
+/**
+ * `<id>_` of GATEHOUSE_TEST_RUN_ID, which test/passes.sh sets for its run: the clean-up
+ * (test/drop-test-databases.sh) drops that run's databases only, not those of another run on the server.
+ */
+function runId (): string {
+  const id = process.env.GATEHOUSE_TEST_RUN_ID
+  if (id === undefined || id === '') return ''
+  if (!/^[a-z0-9]{1,16}$/.test(id)) throw new Error(`GATEHOUSE_TEST_RUN_ID must be 1 to 16 lower-case letters or digits, not ${id}`)
+  return `${id}_`
+}
 let fileDatabase: Promise<void> | undefined
 let schemas: pg.Pool | undefined
 

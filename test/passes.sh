@@ -19,13 +19,9 @@ if [ "${CI:-}" = true ] && [ -z "${TEST_DATABASE_URL:-}" ]; then
   echo "CI=true but TEST_DATABASE_URL is unset: the PostgreSQL pass cannot be skipped in CI" >&2
   exit 1
 fi
-# each test process of the PostgreSQL pass makes a gh_* database of its own (test/helper.ts)
-drop_test_databases () {
-  local url=${TEST_DATABASE_URL%%\?*}
-  for db in $(psql "$url" -Atc "select datname from pg_database where datname like 'gh\_%'" 2>/dev/null); do
-    psql "$url" -qc "drop database if exists $db with (force)" >/dev/null 2>&1
-  done
-}
+# each test process of the PostgreSQL pass makes a database of its own, gh_<run id>_… (test/helper.ts):
+# this run's id, so that the clean-up drops what this run made and nothing of another run on the server
+export GATEHOUSE_TEST_RUN_ID=${GATEHOUSE_TEST_RUN_ID:-$(od -An -tx1 -N6 /dev/urandom | tr -d ' \n')}
 
 STORAGE_FOLDERS=routes,src,postgres
 
@@ -35,11 +31,10 @@ sqlite=$?
 postgres=0
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
   echo "# pass 2: PostgreSQL (${TEST_DATABASE_URL%%\?*})"
-  drop_test_databases
   # the coverage threshold (.taprc) is the first pass's, over every suite; this pass runs a part
   GATEHOUSE_TEST_STORE=postgres tap --disable-coverage "$@" "test/{$STORAGE_FOLDERS}/**/*.test.ts"
   postgres=$?
-  drop_test_databases
+  "$(dirname "$0")/drop-test-databases.sh" "$TEST_DATABASE_URL" "$GATEHOUSE_TEST_RUN_ID"
 else
   echo "# pass 2 skipped: TEST_DATABASE_URL is unset"
 fi

@@ -77,7 +77,7 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
   }
   // no CORS: a proxy calls this route, never a browser's script, and @fastify/cors would answer an
   // OPTIONS preflight itself (204) before the token is checked
-  const route = { url: '/verify', config: { cors: false, securityHeaders: false }, onRequest: verify, handler: async () => { throw new Error('answered in onRequest') } }
+  const route = { url: '/verify', config: { cors: false, securityHeaders: false, readsNoBody: true }, onRequest: verify, handler: async () => { throw new Error('answered in onRequest') } }
   fastify.route({ ...route, method: METHODS, schema })
   fastify.route({ ...route, method: 'QUERY', schema: { ...schema, hide: true } })
 }

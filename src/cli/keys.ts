@@ -3,7 +3,7 @@ import { signingKeyRepresentation } from '../http/presenters.js'
 import type { CommandGroup } from './command.js'
 
 function keyLine (key: KeyEntry): string {
-  return `${key.kid}  ${key.alg}  ${key.state}  created ${key.createdAt}  signs from ${key.activatesAt}${key.retiresAt === null ? '' : `  gone at ${key.retiresAt}`}`
+  return `${key.kid}  ${key.alg}  ${key.state}  created ${key.createdAt}  ${key.activatesAt === null ? 'standby (signs once promoted)' : `signs from ${key.activatesAt}`}${key.retiresAt === null ? '' : `  gone at ${key.retiresAt}`}`
 }
 
 /** gatehouse keys list|rotate|revoke <kid>: the signing keys of access tokens (docs/keys.md) */
@@ -24,7 +24,7 @@ export const keysGroup: CommandGroup = {
       async run (_input, context) {
         const cli = await context()
         const key = await cli.services.keys.rotate(cli.requester.context)
-        return { text: `created ${key.kid} (${key.alg}), signing from ${key.activatesAt}`, json: signingKeyRepresentation(key) }
+        return { text: `created ${key.kid} (${key.alg}), signing from ${key.activatesAt ?? 'its promotion'}`, json: signingKeyRepresentation(key) }
       }
     },
     revoke: {

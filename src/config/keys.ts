@@ -30,10 +30,19 @@ export const KeysConfigSchema = {
   })),
   JWKS_MAX_AGE: duration('`Cache-Control: max-age` of `/.well-known/jwks.json`: how long a verifier may keep the published keys', '10m'),
   JWT_KEY_PUBLISH_LEAD: Type.Optional(duration('how long a new signing key is published before it signs, so verifiers caching the ' +
-    'key set already hold it; unset: twice `JWKS_MAX_AGE`')),
+    'key set already hold it; at least `30s` (jose refetches an unknown key at most every 30 s); unset: twice `JWKS_MAX_AGE`, at least `30s`')),
   JWT_KEY_ROTATION_INTERVAL: Type.Optional(duration('rotate the signing key automatically this often (e.g. `90d`), longer than ' +
     '`JWT_KEY_PUBLISH_LEAD`; unset: only on request'))
 }
+
+/**
+ * The shortest JWT_KEY_PUBLISH_LEAD, in seconds: jose's remote key set (`createRemoteJWKSet`) fetches
+ * again on an unknown kid at most every 30 s (`cooldownDuration`), so a key published for less may
+ * sign tokens a jose verifier refuses for up to that long. jwks-rsa fetches an unknown kid at once;
+ * a verifier that never refetches needs `JWKS_MAX_AGE`, which the default lead (twice it) covers.
+ * docs/keys.md#rotation-and-the-verifiers-caches.
+ */
+export const MIN_PUBLISH_LEAD = 30
 
 type KeysRaw = Static<ReturnType<typeof Type.Object<typeof KeysConfigSchema>>>
 
@@ -51,7 +60,10 @@ export interface KeysConfig {
 /** Reads the keys settings once the schema has validated their forms; combinations refused with the setting named. */
 export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string): KeysConfig {
   const jwksMaxAge = parseDuration(raw.JWKS_MAX_AGE)
-  const jwtKeyPublishLead = raw.JWT_KEY_PUBLISH_LEAD === undefined ? 2 * jwksMaxAge : parseDuration(raw.JWT_KEY_PUBLISH_LEAD)
+  const jwtKeyPublishLead = raw.JWT_KEY_PUBLISH_LEAD === undefined ? Math.max(2 * jwksMaxAge, MIN_PUBLISH_LEAD) : parseDuration(raw.JWT_KEY_PUBLISH_LEAD)
+  if (jwtKeyPublishLead < MIN_PUBLISH_LEAD) {
+    throw new ConfigError(`Invalid configuration: JWT_KEY_PUBLISH_LEAD must be at least ${MIN_PUBLISH_LEAD}s: jose's remote key set fetches an unknown key at most every 30 s, so tokens of a key published for less are refused (docs/keys.md)`)
+  }
   const interval = raw.JWT_KEY_ROTATION_INTERVAL === undefined ? undefined : parseDuration(raw.JWT_KEY_ROTATION_INTERVAL)
   if (interval !== undefined && interval <= jwtKeyPublishLead) {
     throw new ConfigError('Invalid configuration: JWT_KEY_ROTATION_INTERVAL must be longer than JWT_KEY_PUBLISH_LEAD')

@@ -9,7 +9,7 @@ import type { CoreLogger } from '../logging/logger.js'
 import type { RevocationIndex } from '../revocations/revocation-index.js'
 import { generatePair, pemOf, type GeneratedPair, type PublicJwk } from './key-pairs.js'
 import type { KeyRing, RingKeyMaterial } from './key-ring.js'
-import { currentKey, keyState, relink, type KeyState } from './key-states.js'
+import { currentKey, isStandby, keyState, promotable, relink, STANDBY, type KeyState } from './key-states.js'
 
 /** One key as GET /api/keys lists it. */
 export interface KeyEntry {
@@ -17,7 +17,8 @@ export interface KeyEntry {
   alg: string
   state: Exclude<KeyState, 'gone'>
   createdAt: string
-  activatesAt: string
+  /** null for the standby: it signs only once promoted */
+  activatesAt: string | null
   retiresAt: string | null
 }
 
@@ -34,6 +35,9 @@ export interface KeyServiceOptions {
   onRevoked: () => void
   log: Pick<CoreLogger, 'info' | 'warn'>
 }
+
+/** When a new key signs: this many ms after it is stored, or only once promoted (the standby). */
+type Activation = number | 'standby'
 
 const SIGNAL = 'signing-key:'
 /** Long enough for every instance's catch-up read to see the entry; then the entry may go. */
@@ -66,6 +70,7 @@ export class KeyService {
     revocations.onLearn((id) => { this.heard(id) })
     this.materials(await this.keysOfAlg(), Date.now(), true)
     if (currentKey(await this.keysOfAlg(), Date.now()) === undefined) await this.create(0, 'first')
+    if (!(await this.keysOfAlg()).some(isStandby)) await this.create('standby', 'standby')
     await this.reload(true)
     const interval = config.jwtKeyRotationInterval
     if (interval === undefined) return
@@ -86,7 +91,7 @@ export class KeyService {
     const entries: KeyEntry[] = []
     for (const key of keys) {
       const state = keyState(key, current, now)
-      if (state !== 'gone') entries.push({ kid: key.kid, alg: key.alg, state, createdAt: key.createdAt, activatesAt: key.activatesAt, retiresAt: key.retiresAt })
+      if (state !== 'gone') entries.push({ kid: key.kid, alg: key.alg, state, createdAt: key.createdAt, activatesAt: isStandby(key) ? null : key.activatesAt, retiresAt: key.retiresAt })
     }
     return entries
   }
@@ -100,8 +105,10 @@ export class KeyService {
   }
 
   /**
-   * Unpublished and refused at once; a current key is replaced at once by the next one, or by
-   * a new key that signs at once. NotFound for an unknown or gone kid; revoking twice is no error.
+   * Unpublished and refused at once; a current key is replaced at once by the next key published
+   * longest (the standby, which every verifier already holds), or by a new key that signs at once;
+   * a new standby takes the place of one promoted or revoked. NotFound for an unknown or gone kid;
+   * revoking twice is no error.
    */
   async revoke (kid: string, context: RequestContext, actorId?: string): Promise<void> {
     if (!this.enabled) throw new SigningKeysDisabled()
@@ -110,14 +117,15 @@ export class KeyService {
     const key = keys.find((k) => k.kid === kid)
     if (key === undefined || keyState(key, currentKey(keys, now), now) === 'gone') throw new NotFound('Signing key not found')
     if (key.revokedAt !== null) return
-    const replacement = await this.replacementFor(key, now)
+    const { promote, create } = await this.replacementFor(key, keys, now)
     await this.options.store.transaction(async (tx) => {
       const at = new Date(now).toISOString()
       await tx.signingKeys.update(kid, { revokedAt: at, retiresAt: key.retiresAt ?? new Date(now + this.lingerMs).toISOString() })
-      if (replacement === 'promote') await this.promoteNext(tx, now)
-      // in the same transaction: no instance ever reads a state with no key to sign
-      if (typeof replacement === 'object' && await this.insertKey(tx, replacement, 0, ((await tx.signingKeys.list()).at(-1)?.seq ?? 0) + 1) === undefined) {
-        throw new Error('another instance added a signing key at the same moment: revoke again')
+      if (promote !== undefined) await tx.signingKeys.update(promote, { activatesAt: at })
+      // in the same transaction: no instance ever reads a state with no key to sign, or no standby
+      let seq = (await tx.signingKeys.list()).at(-1)?.seq ?? 0
+      for (const [pair, activation] of create) {
+        if (await this.insertKey(tx, pair, activation, ++seq) === undefined) throw new Error('another instance added a signing key at the same moment: revoke again')
       }
       await this.relinkIn(tx, now)
     })
@@ -154,19 +162,18 @@ export class KeyService {
     return (await this.options.store.signingKeys.list()).filter((k) => k.alg === alg)
   }
 
-  /** What replaces a revoked current key: the next one, promoted, or a freshly made pair. */
-  private async replacementFor (key: StoredSigningKey, now: number): Promise<'promote' | GeneratedPair | undefined> {
-    const keys = await this.keysOfAlg()
-    if (currentKey(keys, now)?.kid !== key.kid) return undefined
-    if (keys.some((k) => k.revokedAt === null && Date.parse(k.activatesAt) > now)) return 'promote'
-    return await generatePair(this.options.ring?.alg ?? 'ES256')
-  }
-
-  private async promoteNext (tx: Store, now: number): Promise<void> {
-    const next = (await tx.signingKeys.list())
-      .filter((k) => k.alg === this.options.config.jwtAlg && k.revokedAt === null && Date.parse(k.activatesAt) > now)
-      .sort((a, b) => Date.parse(a.activatesAt) - Date.parse(b.activatesAt))[0]
-    if (next !== undefined) await tx.signingKeys.update(next.kid, { activatesAt: new Date(now).toISOString() })
+  /**
+   * What a revocation of `key` changes besides it: a revoked current key's successor (the next key
+   * to promote, else a new pair that signs at once), and a new standby when none would be left.
+   */
+  private async replacementFor (key: StoredSigningKey, keys: StoredSigningKey[], now: number): Promise<{ promote?: string, create: Array<[GeneratedPair, Activation]> }> {
+    const alg = this.options.ring?.alg ?? 'ES256'
+    const others = keys.filter((k) => k.kid !== key.kid)
+    const create: Array<[GeneratedPair, Activation]> = []
+    const promote = currentKey(keys, now)?.kid === key.kid ? promotable(others, now) : undefined
+    if (currentKey(keys, now)?.kid === key.kid && promote === undefined) create.push([await generatePair(alg), 0])
+    if (!others.some((k) => k !== promote && isStandby(k))) create.push([await generatePair(alg), 'standby'])
+    return { promote: promote?.kid, create }
   }
 
   private async relinkIn (tx: Store, now: number): Promise<void> {
@@ -175,12 +182,13 @@ export class KeyService {
   }
 
   /**
-   * Stores a new key activating `leadMs` after its creation and links the chain. Two instances adding a key
-   * at once compete for the next `seq`; the loser of an automatic rotation (`afterSeq`: only if no
-   * key was added since that one) or of the first key creates nothing (undefined), the loser of a
-   * requested rotation takes the place after the winner's.
+   * Stores a new key activating `activation` ms after its creation (or the standby) and links the chain.
+   * Two instances adding a key at once compete for the next `seq`; the loser of an automatic rotation
+   * (`afterSeq`: only if no key was added since that one), of the first key or of the standby creates
+   * nothing (undefined) once the winner's is there, the loser of a requested rotation takes the place
+   * after the winner's.
    */
-  private async create (leadMs: number, mode: 'first' | 'rotate' | 'auto', afterSeq?: number): Promise<StoredSigningKey | undefined> {
+  private async create (activation: Activation, mode: 'first' | 'standby' | 'rotate' | 'auto', afterSeq?: number): Promise<StoredSigningKey | undefined> {
     const { ring, envelope, store } = this.options
     if (ring === undefined || envelope === undefined) throw new SigningKeysDisabled()
     const pair = await generatePair(ring.alg)
@@ -188,13 +196,14 @@ export class KeyService {
       const created = await store.transaction(async (tx) => {
         const last = (await tx.signingKeys.list()).at(-1)?.seq ?? 0
         if (afterSeq !== undefined && last !== afterSeq) return undefined
-        return await this.insertKey(tx, pair, leadMs, last + 1)
+        return await this.insertKey(tx, pair, activation, last + 1)
       })
       if (created !== undefined) {
         await this.signal(`${SIGNAL}${created.kid}:created`)
         return created
       }
-      if (mode === 'auto' || (mode === 'first' && currentKey(await this.keysOfAlg(), Date.now()) !== undefined)) {
+      const keys = await this.keysOfAlg()
+      if (mode === 'auto' || (mode === 'first' && currentKey(keys, Date.now()) !== undefined) || (mode === 'standby' && keys.some(isStandby))) {
         await this.reload()
         return undefined
       }
@@ -202,8 +211,8 @@ export class KeyService {
     throw new Error('could not store a new signing key: other instances kept adding keys')
   }
 
-  /** Stores a key numbered `seq` (false when that number was just taken) and links the chain. */
-  private async insertKey (tx: Store, pair: GeneratedPair, leadMs: number, seq: number): Promise<StoredSigningKey | undefined> {
+  /** Stores a key numbered `seq` (undefined when that number was just taken) and links the chain. */
+  private async insertKey (tx: Store, pair: GeneratedPair, activation: Activation, seq: number): Promise<StoredSigningKey | undefined> {
     const { ring, envelope } = this.options as { ring: KeyRing, envelope: Envelope }
     const now = Date.now()
     const key: StoredSigningKey = {
@@ -213,7 +222,7 @@ export class KeyService {
       publicJwk: JSON.stringify(pair.publicJwk),
       privateKey: envelope.seal(pair.privateDer, pair.kid),
       createdAt: new Date(now).toISOString(),
-      activatesAt: new Date(now + leadMs).toISOString(),
+      activatesAt: activation === 'standby' ? STANDBY : new Date(now + activation).toISOString(),
       retiresAt: null,
       revokedAt: null
     }

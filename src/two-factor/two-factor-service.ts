@@ -194,11 +194,14 @@ export class TwoFactorService {
     return await this.proves(userId, /^[0-9]{6}$/.test(code) ? { code } : { recoveryCode: code })
   }
 
+  /** No factor, no change: nothing is mailed or audited (a superuser's DELETE on a user without one). */
   private async remove (user: User, actorId: string, context: RequestContext): Promise<void> {
-    await this.options.store.transaction(async (tx) => {
-      await tx.totp.remove(user.id)
+    const removed = await this.options.store.transaction(async (tx) => {
+      if (!await tx.totp.remove(user.id)) return false
       await this.notice(tx, user, 'Two-factor sign-in was turned off for your account.')
+      return true
     })
+    if (!removed) return
     this.mailQueued()
     this.options.audit({ event: 'totp_disabled', actorId, userId: user.id }, context)
   }

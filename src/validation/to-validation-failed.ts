@@ -12,6 +12,7 @@ interface SchemaNode {
   items?: SchemaNode
   else?: SchemaNode
   anyOf?: SchemaNode[]
+  oneOf?: SchemaNode[]
   format?: string
   /** ajv-errors' override, read to place one written for `required` */
   errorMessage?: unknown
@@ -39,6 +40,22 @@ function replacedRequired (error: ErrorObject, node: SchemaNode | undefined): Er
   const message = node?.errorMessage
   const forRequired = typeof message === 'object' && message !== null && 'required' in message
   return forRequired && replaced?.keyword === 'required' ? replaced : undefined
+}
+
+/** An error from inside a branch of a `oneOf`: the `oneOf` itself reports the failure (below). */
+const IN_ONE_OF = /\/oneOf\/\d+\//
+
+/**
+ * The fields an error is about. A `oneOf` of branches that each require properties ("exactly one of
+ * `code` and `recovery_code`") is about those properties: its message is reported under each.
+ */
+function pathsOf (error: ErrorObject, schema: SchemaNode | undefined): string[][] {
+  const path = pathOf(error, schema)
+  const replaced = error.keyword === 'errorMessage' ? (error.params.errors as ErrorObject[])[0] : error
+  if (replaced?.keyword !== 'oneOf') return [path]
+  const branches = locate(schema, path).node?.oneOf ?? []
+  const named = branches.flatMap((branch) => branch.required ?? [])
+  return branches.every((branch) => (branch.required ?? []).length > 0) ? named.map((name) => [...path, name]) : [path]
 }
 
 /** The schema node a key leads to, looking through omitEmpty's else and a union's branches. */
@@ -114,17 +131,25 @@ export interface FailedPart {
  */
 export function toValidationFailed (errors: ErrorObject[], { context, data, withDetails, schema }: FailedPart): ValidationFailed {
   const fields = new Map<string, Field>()
-  for (const error of errors) {
-    const path = pathOf(error, schema as SchemaNode | undefined)
-    const name = path.length > 0 ? path.join('.') : context
-    const field = fields.get(name) ?? { name, path, failures: [], ...locate(schema as SchemaNode | undefined, path) }
-    const rule = ruleOf(error, { value: valueAt(data, path), required: field.required })
-    if (rule === null) continue
-    const template = MESSAGES[rule.template] ?? MESSAGES.invalid ?? ''
-    const message = rule.message ?? template.replace(/\b[FP]\b/g, (k) => (k === 'F' ? name : String(rule.param)))
-    if (!field.failures.some((f) => f.message === message)) field.failures.push({ tag: rule.tag, message })
-    fields.set(name, field)
+  for (const error of errors.filter((e) => !IN_ONE_OF.test(e.schemaPath))) {
+    for (const path of pathsOf(error, schema as SchemaNode | undefined)) addFailure(fields, error, path, { context, data, schema })
   }
+  return answer(fields, data, withDetails)
+}
+
+function addFailure (fields: Map<string, Field>, error: ErrorObject, path: string[], { context, data, schema }: Omit<FailedPart, 'withDetails'>): void {
+  const name = path.length > 0 ? path.join('.') : context
+  const field = fields.get(name) ?? { name, path, failures: [], ...locate(schema as SchemaNode | undefined, path) }
+  const rule = ruleOf(error, { value: valueAt(data, path), required: field.required })
+  if (rule === null) return
+  const template = MESSAGES[rule.template] ?? MESSAGES.invalid ?? ''
+  const message = rule.message ?? template.replace(/\b[FP]\b/g, (k) => (k === 'F' ? name : String(rule.param)))
+  if (!field.failures.some((f) => f.message === message)) field.failures.push({ tag: rule.tag, message })
+  fields.set(name, field)
+}
+
+/** The fields in the schema's order, an absent value reporting `required` only. */
+function answer (fields: Map<string, Field>, data: unknown, withDetails: boolean): ValidationFailed {
   const sorted = [...fields.values()].sort((a, b) => compareRanks(a.rank, b.rank))
 
   const result: Record<string, string[]> = {}

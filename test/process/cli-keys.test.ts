@@ -27,8 +27,13 @@ t.test('keys list, rotate and revoke: text and --json; a revoked key\'s tokens a
 
   const listed = await cli(['keys', 'list', '--json'], env)
   t.equal(listed.code, 0, listed.stderr)
-  const [first] = (JSON.parse(listed.stdout) as { data: Array<Record<string, unknown>> }).data
-  t.strictSame(JSON.parse(listed.stdout), { data: [{ kid: current, alg: 'ES256', state: 'current', created_at: first?.created_at, activates_at: first?.activates_at, retires_at: null }] })
+  const [first, standby] = (JSON.parse(listed.stdout) as { data: Array<Record<string, unknown>> }).data
+  t.strictSame(JSON.parse(listed.stdout), {
+    data: [
+      { kid: current, alg: 'ES256', state: 'current', created_at: first?.created_at, activates_at: first?.activates_at, retires_at: null },
+      { kid: standby?.kid, alg: 'ES256', state: 'next', created_at: standby?.created_at, activates_at: null, retires_at: null }
+    ]
+  })
   t.match(first?.created_at, ISO)
 
   const rotated = await cli(['keys', 'rotate', '--json'], env)
@@ -38,7 +43,7 @@ t.test('keys list, rotate and revoke: text and --json; a revoked key\'s tokens a
   t.not(next.kid, current)
   const text = await cli(['keys', 'list'], env)
   t.equal(text.code, 0, text.stderr)
-  t.match(text.stdout, new RegExp(`^${current}  ES256  current  created .+\\n${String(next.kid)}  ES256  next  created .+\\n$`))
+  t.match(text.stdout, new RegExp(`^${current}  ES256  current  created \\S+  signs from \\S+  gone at \\S+\\n${String(standby?.kid)}  ES256  next  created \\S+  standby \\(signs once promoted\\)\\n${String(next.kid)}  ES256  next  created \\S+  signs from \\S+\\n$`))
 
   t.equal((await app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })).statusCode, 200, 'the token works before the revocation')
   const revoked = await cli(['keys', 'revoke', current], env)

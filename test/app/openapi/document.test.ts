@@ -90,3 +90,19 @@ t.test('Location on 201, Set-Cookie where cookies are set or cleared, RateLimit-
   t.same(headers('get', '/api/users', 200), [])
   t.same(document.components?.headers?.['Retry-After'], { description: 'Seconds until a new attempt may succeed', required: true, schema: { type: 'integer' } })
 })
+
+t.test('the document says what verify-2fa and disable-2fa accept, and what /auth/verify never answers', async (t) => {
+  const app = await build(t, { ENABLE_TOTP: true, DATA_ENCRYPTION_KEYS: `t1:${Buffer.alloc(32, 9).toString('base64')}` })
+  const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenAPI.Document
+  const exactlyOne = [{ properties: { code: {} }, required: ['code'] }, { properties: { recovery_code: {} }, required: ['recovery_code'] }]
+  for (const path of ['/auth/verify-2fa', '/auth/disable-2fa']) {
+    const body = document.paths?.[path]?.post?.requestBody as OpenAPI.RequestBodyObject | undefined
+    t.same((body?.content['application/json']?.schema as OpenAPI.SchemaObject | undefined)?.oneOf, exactlyOne, `${path}: exactly one of code and recovery_code`)
+  }
+  t.same(document.tags?.find((tag) => tag.name === 'two-factor'), { name: 'two-factor', description: 'TOTP two-factor sign-in: enrolment, recovery codes, turning it off (switched on)' })
+  const verify = document.paths?.['/auth/verify']
+  for (const method of ['post', 'put', 'patch', 'delete', 'options'] as const) {
+    t.same(Object.keys(verify?.[method]?.responses ?? {}).sort(), ['200', '400', '401', '403', '422', '500', '503'], `${method} /auth/verify: no 413 or 415, it reads no body`)
+    t.equal(verify?.[method]?.requestBody, undefined)
+  }
+})

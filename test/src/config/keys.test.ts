@@ -34,6 +34,15 @@ t.test('each keys setting is validated with a message naming it', async (t) => {
     ['EdDSA', 'api', 300, 600, 90 * 86400, ['k1']])
 })
 
+t.test('a JWT_KEY_PUBLISH_LEAD shorter than jose\'s 30 s refetch cooldown is refused naming the setting; unset it is never shorter', async (t) => {
+  const dir = tempDir(t)
+  const refused = new ConfigError('Invalid configuration: JWT_KEY_PUBLISH_LEAD must be at least 30s: jose\'s remote key set fetches an unknown key at most every 30 s, so tokens of a key published for less are refused (docs/keys.md)')
+  for (const lead of ['0', '29', '29s']) t.throws(() => load({ DATA_DIR: dir, JWT_KEY_PUBLISH_LEAD: lead }), refused, `JWT_KEY_PUBLISH_LEAD=${lead}`)
+  t.equal(load({ DATA_DIR: dir, JWT_KEY_PUBLISH_LEAD: '30s' }).jwtKeyPublishLead, 30)
+  t.same([load({ DATA_DIR: dir, JWKS_MAX_AGE: '5' }).jwtKeyPublishLead, load({ DATA_DIR: dir, JWKS_MAX_AGE: '1m' }).jwtKeyPublishLead], [30, 120],
+    'the default, twice JWKS_MAX_AGE, is at least 30 s')
+})
+
 t.test('production refuses an asymmetric JWT_ALG without DATA_ENCRYPTION_KEYS', async (t) => {
   const dir = tempDir(t)
   t.throws(() => load({ DATA_DIR: dir, APP_ENV: 'production', JWT_ALG: 'ES256' }),

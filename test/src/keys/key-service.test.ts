@@ -6,26 +6,28 @@ import { buildApp } from '../../../src/app.js'
 import { connect } from '../../../src/db/store.js'
 import { NotFound } from '../../../src/errors.js'
 import { createServices } from '../../../src/services.js'
-import { authHeader, build, createUser, login, rawSql, tempDir, testConfig, prepareDatabase } from '../../helper.js'
+import { authHeader, build, buildFrom, createUser, login, rawSql, tempDir, testConfig, prepareDatabase } from '../../helper.js'
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`
 const CLI = { ip: 'cli' }
 const kidOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString()) as { kid: string }).kid
 const ms = (time: string | null) => time === null ? null : Date.parse(time)
 
-t.test('the first start creates one key that signs at once; a restart keeps it and its tokens', async (t) => {
+t.test('the first start creates a key that signs at once and a standby; a restart keeps them and the tokens', async (t) => {
   const dir = tempDir(t)
   const settings = { DATA_DIR: dir, JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS }
   const first = await build(t, settings)
-  const [key] = await first.services.keys.list()
+  const [key, standby, ...rest] = await first.services.keys.list()
+  t.same(rest, [])
   t.same(key && { state: key.state, alg: key.alg, activates: key.activatesAt === key.createdAt, retiresAt: key.retiresAt }, { state: 'current', alg: 'ES256', activates: true, retiresAt: null })
+  t.same(standby && { state: standby.state, alg: standby.alg, activatesAt: standby.activatesAt, retiresAt: standby.retiresAt }, { state: 'next', alg: 'ES256', activatesAt: null, retiresAt: null })
   const user = await createUser(first)
   const tokens = await login(first, user)
   t.equal(kidOf(tokens.access_token), key?.kid)
   await first.close()
 
   const second = await build(t, settings)
-  t.same(await second.services.keys.list(), [key], 'the same key, nothing created')
+  t.same(await second.services.keys.list(), [key, standby], 'the same keys, nothing created')
   const res = await second.inject({ method: 'GET', url: '/auth/me', headers: authHeader(tokens.access_token) })
   t.equal(res.statusCode, 200)
 })
@@ -33,10 +35,10 @@ t.test('the first start creates one key that signs at once; a restart keeps it a
 t.test('a wrong or missing DATA_ENCRYPTION_KEYS entry stops the start naming the setting and creates nothing', async (t) => {
   const dir = tempDir(t)
   const app = await build(t, { DATA_DIR: dir, JWT_ALG: 'EdDSA', DATA_ENCRYPTION_KEYS: KEYS })
-  const [key] = await app.services.keys.list()
+  const [key, standby] = await app.services.keys.list()
   await app.close()
   const rows = async () => await rawSql(testConfig(t, { DATA_DIR: dir }), sql<{ kid: string }>`select kid from signing_keys order by seq`)
-  t.same(await rows(), [{ kid: key?.kid }])
+  t.same(await rows(), [{ kid: key?.kid }, { kid: standby?.kid }])
 
   const otherKey = `k1:${randomBytes(32).toString('base64')}`
   const attempts: Array<[string, string]> = [
@@ -48,56 +50,64 @@ t.test('a wrong or missing DATA_ENCRYPTION_KEYS entry stops the start naming the
     await prepareDatabase(t, config)
     await t.rejects(buildApp(config), new ConfigError(message))
   }
-  t.same(await rows(), [{ kid: key?.kid }], 'no key was created in its place')
+  t.same(await rows(), [{ kid: key?.kid }, { kid: standby?.kid }], 'no key was created in its place')
   // the old key list rotated: a new key first, the old one still there to decrypt
   const rotated = await build(t, { DATA_DIR: dir, JWT_ALG: 'EdDSA', DATA_ENCRYPTION_KEYS: `k2:${randomBytes(32).toString('base64')},${KEYS}` })
   t.equal((await rotated.services.keys.list())[0]?.kid, key?.kid)
 })
 
 t.test('a rotation publishes a next key that signs after the lead; the old one stays until its tokens and caches are past', async (t) => {
-  const app = await build(t, { JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, JWKS_MAX_AGE: '60', JWT_KEY_PUBLISH_LEAD: '1', ACCESS_TOKEN_TTL: '120' })
-  const [old] = await app.services.keys.list()
+  // a lead of 1 s, under the 30 s the configuration allows, so that the test need not wait
+  const app = await buildFrom(t, { ...testConfig(t, { JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, JWKS_MAX_AGE: '60', ACCESS_TOKEN_TTL: '120' }), jwtKeyPublishLead: 1 })
+  const [old, standby] = await app.services.keys.list()
   const next = await app.services.keys.rotate(CLI)
   t.equal(next.state, 'next')
   t.equal(ms(next.activatesAt), ms(next.createdAt)! + 1000)
   const listed = await app.services.keys.list()
-  t.same(listed.map((k) => [k.kid, k.state]), [[old?.kid, 'current'], [next.kid, 'next']])
+  t.same(listed.map((k) => [k.kid, k.state]), [[old?.kid, 'current'], [standby?.kid, 'next'], [next.kid, 'next']])
   t.equal(ms(listed[0]?.retiresAt ?? null), ms(next.activatesAt)! + (120 + 60) * 1000, 'retires when its last token and every cached key set are past')
   const user = await createUser(app)
   t.equal(kidOf((await login(app, user)).access_token), old?.kid, 'the old key signs during the lead')
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms(next.activatesAt)! - Date.now() + 50)))
   t.equal(kidOf((await login(app, user)).access_token), next.kid, 'the new key signs once the lead has passed')
-  t.same((await app.services.keys.list()).map((k) => k.state), ['previous', 'current'])
+  t.same((await app.services.keys.list()).map((k) => [k.kid, k.state, k.activatesAt]), [[old?.kid, 'previous', old?.activatesAt], [standby?.kid, 'next', null], [next.kid, 'current', next.activatesAt]],
+    'the standby stays in waiting')
 })
 
-t.test('revoking the current key promotes the next one at once, else a new key signs at once', async (t) => {
+t.test('revoking the current key promotes the next key published longest, at once, and a new standby takes its place', async (t) => {
   const app = await build(t, { JWT_ALG: 'RS256', DATA_ENCRYPTION_KEYS: KEYS })
-  const [first] = await app.services.keys.list()
+  const [first, standby] = await app.services.keys.list()
   const next = await app.services.keys.rotate(CLI)
   await app.services.keys.revoke(first?.kid ?? '', CLI)
   let listed = await app.services.keys.list()
-  t.same(listed.map((k) => [k.kid, k.state]), [[first?.kid, 'revoked'], [next.kid, 'current']])
+  const second = listed[3]
+  t.same(listed.map((k) => [k.kid, k.state]), [[first?.kid, 'revoked'], [standby?.kid, 'current'], [next.kid, 'next'], [second?.kid, 'next']])
+  t.same([listed[1]?.activatesAt !== null, second?.activatesAt], [true, null], 'the standby signs from now; the new one waits')
   const user = await createUser(app)
-  t.equal(kidOf((await login(app, user)).access_token), next.kid)
+  t.equal(kidOf((await login(app, user)).access_token), standby?.kid)
 
-  await app.services.keys.revoke(next.kid, CLI)
+  // the rotation's key was published before the new standby: it is promoted, the standby stays
+  await app.services.keys.revoke(standby?.kid ?? '', CLI)
   listed = await app.services.keys.list()
-  t.equal(listed.length, 3)
-  const fresh = listed[2]
-  t.same(listed.map((k) => k.state), ['revoked', 'revoked', 'current'])
-  t.equal(kidOf((await login(app, user)).access_token), fresh?.kid, 'signing never stops')
+  t.same(listed.map((k) => [k.kid, k.state]), [[first?.kid, 'revoked'], [standby?.kid, 'revoked'], [next.kid, 'current'], [second?.kid, 'next']])
+  t.equal(kidOf((await login(app, user)).access_token), next.kid, 'signing never stops')
 
-  await t.resolves(app.services.keys.revoke(next.kid, CLI), 'revoking twice is no error')
+  await t.resolves(app.services.keys.revoke(standby?.kid ?? '', CLI), 'revoking twice is no error')
   await t.rejects(app.services.keys.revoke('no-such-kid', CLI), NotFound)
 })
 
 t.test('revoking a next key just removes it; the current one keeps signing with no retirement', async (t) => {
   const app = await build(t, { JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS })
-  const [current] = await app.services.keys.list()
+  const [current, standby] = await app.services.keys.list()
   const next = await app.services.keys.rotate(CLI)
   await app.services.keys.revoke(next.kid, CLI)
   const listed = await app.services.keys.list()
-  t.same(listed.map((k) => [k.kid, k.state, k.kid === current?.kid ? k.retiresAt : 'x']), [[current?.kid, 'current', null], [next.kid, 'revoked', 'x']])
+  t.same(listed.map((k) => [k.kid, k.state, k.kid === current?.kid ? k.retiresAt : 'x']), [[current?.kid, 'current', null], [standby?.kid, 'next', 'x'], [next.kid, 'revoked', 'x']])
+
+  // the standby revoked: another takes its place at once
+  await app.services.keys.revoke(standby?.kid ?? '', CLI)
+  const after = await app.services.keys.list()
+  t.same(after.map((k) => [k.state, k.activatesAt === null]), [['current', false], ['revoked', false], ['revoked', false], ['next', true]])
 })
 
 t.test('automatic rotation by two instances at the same moment creates one key', async (t) => {
@@ -106,13 +116,13 @@ t.test('automatic rotation by two instances at the same moment creates one key',
   const settings = { DATA_DIR: dir, JWT_ALG: 'EdDSA', DATA_ENCRYPTION_KEYS: KEYS, JWT_KEY_ROTATION_INTERVAL: '1h' }
   const a = await build(t, settings)
   const b = await build(t, settings)
-  t.equal((await b.services.keys.list()).length, 1, 'the second instance found the first key')
+  t.equal((await b.services.keys.list()).length, 2, 'the second instance found the first key and the standby')
   await a.services.keys.rotateIfDue()
-  t.equal((await a.services.keys.list()).length, 1, 'control: not due yet')
+  t.equal((await a.services.keys.list()).length, 2, 'control: not due yet')
   const config = testConfig(t, { DATA_DIR: dir })
   await rawSql(config, sql`update signing_keys set created_at = ${new Date(Date.now() - 7200_000).toISOString()}`)
   await Promise.all([a.services.keys.rotateIfDue(), b.services.keys.rotateIfDue(), a.services.keys.rotateIfDue()])
-  t.same((await a.services.keys.list()).map((k) => k.state), ['current', 'next'])
+  t.same((await a.services.keys.list()).map((k) => k.state), ['current', 'next', 'next'])
 })
 
 t.test('under HS256 there are no keys, and rotating is refused', async (t) => {
@@ -129,7 +139,7 @@ t.test('without Redis a key change reaches another instance on the same database
   const user = await createUser(a)
   const { access_token: token } = await login(a, user)
   t.equal((await b.inject({ method: 'GET', url: '/auth/me', headers: authHeader(token) })).statusCode, 200, 'control: b takes it')
-  const next = await a.services.keys.rotate(CLI)
+  const [, standby] = await a.services.keys.list()
   await a.services.keys.revoke(kidOf(token), CLI)
   const start = Date.now()
   let status = 200
@@ -140,8 +150,10 @@ t.test('without Redis a key change reaches another instance on the same database
   t.equal(status, 401)
   t.ok(Date.now() - start < 1000, `refused by b within a second (${Date.now() - start} ms)`)
   // the reload that follows the refusal reads the promoted key
-  while (!b.services.keys.published().some((k) => k.kid === next.kid) && Date.now() - start < 3000) await new Promise((resolve) => setTimeout(resolve, 20))
-  t.same(b.services.keys.published().map((k) => k.kid), [next.kid], 'b publishes the promoted key only')
+  const live = (await a.services.keys.list()).filter((k) => k.state !== 'revoked').map((k) => k.kid)
+  t.equal(live[0], standby?.kid, 'the standby was promoted')
+  while (b.services.keys.published().length !== 2 && Date.now() - start < 3000) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(b.services.keys.published().map((k) => k.kid), live, 'b publishes the promoted key and the new standby, not the revoked one')
 })
 
 t.test('automatic rotation still happens when the newest key is a revoked one', async (t) => {
@@ -151,7 +163,7 @@ t.test('automatic rotation still happens when the newest key is a revoked one', 
   await app.services.keys.revoke(next.kid, CLI)
   await rawSql(testConfig(t, { DATA_DIR: dir }), sql`update signing_keys set created_at = ${new Date(Date.now() - 7200_000).toISOString()}`)
   await app.services.keys.rotateIfDue()
-  t.same((await app.services.keys.list()).map((k) => k.state), ['current', 'revoked', 'next'])
+  t.same((await app.services.keys.list()).map((k) => k.state), ['current', 'next', 'revoked', 'next'])
 })
 
 t.test('the key service works without a server (as the command line uses it), and the server learns its changes', async (t) => {
@@ -163,12 +175,14 @@ t.test('the key service works without a server (as the command line uses it), an
   const audited: string[] = []
   const services = await createServices({ config: testConfig(t, settings), store, log: { info () {}, warn () {} } })
   services.events.on('audit', ({ record, context }) => { audited.push(`${record.event} ${record.detail ?? ''} ${context.ip}`) })
-  const [current] = await services.keys.list()
+  const [current, standby] = await services.keys.list()
   const next = await services.keys.rotate(CLI)
-  t.same((await services.keys.list()).map((k) => [k.kid, k.state]), [[current?.kid, 'current'], [next.kid, 'next']])
+  t.same((await services.keys.list()).map((k) => [k.kid, k.state]), [[current?.kid, 'current'], [standby?.kid, 'next'], [next.kid, 'next']])
   await services.keys.revoke(current?.kid ?? '', CLI)
   t.same(audited, [`signing_key_rotated ${next.kid} cli`, `signing_key_revoked ${current?.kid ?? ''} cli`])
   const start = Date.now()
-  while (!app.services.keys.published().some((k) => k.kid === next.kid) && Date.now() - start < 3000) await new Promise((resolve) => setTimeout(resolve, 20))
-  t.same(app.services.keys.published().map((k) => k.kid), [next.kid], 'the server publishes the promoted key, not the revoked one')
+  const live = (await services.keys.list()).filter((k) => k.state !== 'revoked').map((k) => k.kid)
+  t.same(live.slice(0, 2), [standby?.kid, next.kid], 'the standby was promoted')
+  while (app.services.keys.published().length !== 3 && Date.now() - start < 3000) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(app.services.keys.published().map((k) => k.kid), live, 'the server publishes the promoted key, not the revoked one')
 })

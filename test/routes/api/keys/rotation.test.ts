@@ -3,20 +3,21 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import t, { type Test } from 'tap'
-import { authHeader, build, createUser, login } from '../../../helper.js'
+import { authHeader, buildFrom, createUser, login, testConfig } from '../../../helper.js'
 
 const KEYS = `k1:${randomBytes(32).toString('base64')}`
 const kidOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString()) as { kid: string }).kid
 
-interface Run { oldAfterSwitch: { status: number, verifier: string } | undefined, failures: string[], verifiedNew: number, oldToken: string, oldKid: string, newKid: string, app: Awaited<ReturnType<typeof build>>, retiresAt: string, verify: (token: string) => Promise<unknown> }
+interface Run { oldAfterSwitch: { status: number, verifier: string } | undefined, failures: string[], verifiedNew: number, oldToken: string, oldKid: string, standbyKid: string, newKid: string, app: Awaited<ReturnType<typeof buildFrom>>, retiresAt: string, verify: (token: string) => Promise<unknown> }
 
 /**
  * A verifier that honours the JWKS max-age (cacheMaxAge 2 s, as JWKS_MAX_AGE) and cannot refetch on a
  * kid it does not know (a cooldown of an hour): it holds a new key only if the key was published at
- * least a max-age before it signs. Fresh tokens are verified every 100 ms across a rotation.
+ * least a max-age before it signs. Fresh tokens are verified every 100 ms across a rotation. The times
+ * are scaled down: the lead is set on the configuration past its 30 s minimum (src/config/keys.ts).
  */
-async function rotateUnderVerifier (t: Test, lead: string): Promise<Run> {
-  const app = await build(t, { JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, JWKS_MAX_AGE: '2', JWT_KEY_PUBLISH_LEAD: lead, ACCESS_TOKEN_TTL: '4' })
+async function rotateUnderVerifier (t: Test, lead: number): Promise<Run> {
+  const app = await buildFrom(t, { ...testConfig(t, { JWT_ALG: 'ES256', DATA_ENCRYPTION_KEYS: KEYS, JWKS_MAX_AGE: '2', ACCESS_TOKEN_TTL: '4' }), jwtKeyPublishLead: lead })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const jwks = createRemoteJWKSet(new URL(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/.well-known/jwks.json`), { cacheMaxAge: 2000, cooldownDuration: 3_600_000 })
   const verify = async (token: string) => await jwtVerify(token, jwks, { issuer: 'gatehouse', algorithms: ['ES256'], typ: 'at+jwt' })
@@ -49,24 +50,24 @@ async function rotateUnderVerifier (t: Test, lead: string): Promise<Run> {
     }
     await sleep(100)
   }
-  const [oldEntry] = (await app.inject({ method: 'GET', url: '/api/keys', headers: await root() })).json().data as Array<{ retires_at: string }>
-  return { oldAfterSwitch, failures, verifiedNew, oldToken, oldKid: kidOf(first), newKid: next.kid, app, retiresAt: oldEntry?.retires_at ?? '', verify }
+  const [oldEntry, standby] = (await app.inject({ method: 'GET', url: '/api/keys', headers: await root() })).json().data as Array<{ kid: string, retires_at: string }>
+  return { oldAfterSwitch, failures, verifiedNew, oldToken, oldKid: kidOf(first), standbyKid: standby?.kid ?? '', newKid: next.kid, app, retiresAt: oldEntry?.retires_at ?? '', verify }
 }
 
 t.test('a rotation with a publish lead of one JWKS max-age or more fails no verification; old-kid tokens verify until their key is gone', async (t) => {
-  const run = await rotateUnderVerifier(t, '3')
+  const run = await rotateUnderVerifier(t, 3)
   t.same(run.failures, [], 'no token failed at the verifier')
   t.ok(run.verifiedNew > 0, 'tokens of the new key were verified')
   t.equal(kidOf(run.oldToken), run.oldKid)
   t.same(run.oldAfterSwitch, { status: 200, verifier: 'verified' }, 'the old key\'s last token still passes after the switch')
   const jwks = async () => (await run.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys.map((k: { kid: string }) => k.kid)
-  t.same(await jwks(), [run.oldKid, run.newKid], 'the previous key stays published')
+  t.same(await jwks(), [run.oldKid, run.standbyKid, run.newKid], 'the previous key stays published')
   await sleep(Math.max(0, Date.parse(run.retiresAt) - Date.now() + 100))
-  t.same(await jwks(), [run.newKid], 'gone once its tokens have expired and every cached key set has let it go')
+  t.same(await jwks(), [run.standbyKid, run.newKid], 'gone once its tokens have expired and every cached key set has let it go')
 })
 
 t.test('negative control: the same verifier across a rotation with no publish lead fails the new key\'s first tokens', async (t) => {
-  const run = await rotateUnderVerifier(t, '0')
+  const run = await rotateUnderVerifier(t, 0)
   t.ok(run.failures.length > 0, `the verifier failed ${run.failures.length} token(s)`)
   t.match(run.failures[0], new RegExp(`^${run.newKid}: no applicable key found in the JSON Web Key Set`))
 })

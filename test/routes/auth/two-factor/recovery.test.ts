@@ -1,5 +1,5 @@
 import { test } from 'tap'
-import { claimsOf } from '../../../helper.js'
+import { authHeader, claimsOf, createUser, login } from '../../../helper.js'
 import { codeFor, latestMail, NEW_PASSWORD, queued, recoveryApp, resetTokenFor } from '../recovery/support.js'
 import { enrolledUser, oathtool, post, testClock, TOTP_ON } from './support.js'
 
@@ -63,4 +63,24 @@ test('each change queues a security notice, delivered over SMTP', async (t) => {
   t.equal(off.statusCode, 204)
   t.match((await latestMail(server, user.email)).text, /turned off/)
   t.equal((await queued(server, user.email)).length, 3)
+})
+
+test('a superuser\'s DELETE /api/users/:id/2fa mails a notice only when there was a factor to turn off', async (t) => {
+  const server = await app(t)
+  const admin = await createUser(server, { isSuperuser: true })
+  const { access_token: adminToken } = await login(server, admin)
+  const del = (id: string) => server.inject({ method: 'DELETE', url: `/api/users/${id}/2fa`, headers: authHeader(adminToken) })
+  const plain = await createUser(server)
+  const none = await del(plain.id)
+  t.equal(none.statusCode, 204)
+  t.equal(none.body, '')
+  t.strictSame(await queued(server), [], 'no factor, no change: the outbox stays empty')
+
+  // the negative control: with a factor, one notice
+  const enrolled = await enrolledUser(server)
+  const before = (await queued(server, enrolled.email)).length
+  t.equal((await del(enrolled.id)).statusCode, 204)
+  const after = await queued(server, enrolled.email)
+  t.equal(after.length, before + 1)
+  t.match((await latestMail(server, enrolled.email)).text, /Two-factor sign-in was turned off/)
 })

@@ -139,3 +139,21 @@ test('email-code sign-in is not touched here; a challenge needs exactly one of c
   t.equal(unknown.statusCode, 400)
   t.strictSame(unknown.json(), INVALID_OTP)
 })
+
+test('exactly one of code and recovery_code: the 422 names both fields, on verify-2fa and disable-2fa alike', async (t) => {
+  const app = await totpApp(t)
+  const user = await enrolledUser(app)
+  const message = ['Exactly one of code and recovery_code is required']
+  const body = { error: 'Validation failed', message: 'The given data was invalid', code: 'validation_failed', errors: { code: message, recovery_code: message } }
+  const token = await challengeOf(app, user)
+  for (const payload of [{ mfa_token: token, code: '123456', recovery_code: user.recoveryCodes[0] }, { mfa_token: token }]) {
+    const res = await post(app, '/auth/verify-2fa', payload)
+    t.equal(res.statusCode, 422)
+    t.strictSame(res.json(), body, `verify-2fa with ${Object.keys(payload).join(', ')}`)
+  }
+  for (const payload of [{ password: user.password, code: '123456', recovery_code: user.recoveryCodes[0] }, { password: user.password }]) {
+    const res = await post(app, '/auth/disable-2fa', payload, user.access_token)
+    t.equal(res.statusCode, 422)
+    t.strictSame(res.json(), body, `disable-2fa with ${Object.keys(payload).join(', ')}`)
+  }
+})
