@@ -61,7 +61,8 @@ export function describeAccess (access: RouteAccess | undefined): string {
 }
 
 export default fp(async function guardPlugin (fastify: FastifyInstance) {
-  const { config, sessions } = fastify
+  const { config } = fastify
+  const { sessions } = fastify.services
   // CORS_ORIGINS normalized the way the check normalizes a request's Origin
   const allowedOrigins = new Set(config.corsOrigins.map((o) => { try { return new URL(o).origin } catch { return o } }))
   fastify.decorateRequest('claims', null)
