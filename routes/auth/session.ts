@@ -81,8 +81,8 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: ref(UserResponse), ...errorResponses(401) }
     },
     config: { noStore: true },
-    // the /api guard, outside /api: no access declared, so any valid access token passes
-    onRequest: fastify.apiGuard
+    // the /api hook, outside /api: no access declared, so any valid access token passes
+    onRequest: fastify.authenticate
   }, async (request) => {
     const user = await users.findById(request.claims?.user_id ?? '')
     if (user === undefined) throw new TokenRevoked()
