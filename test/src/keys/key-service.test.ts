@@ -161,7 +161,7 @@ t.test('the key service works without a server (as the command line uses it), an
   const store = await connect(testConfig(t, settings).databaseUrl)
   t.teardown(() => store.close())
   const audited: string[] = []
-  const services = await createServices({ config: testConfig(t, settings), store, log: { info () {}, warn () {} } })
+  const services = await createServices({ config: testConfig(t, settings), store, log: { info () {}, warn () {}, error () {} } })
   services.events.on('audit', ({ record, context }) => { audited.push(`${record.event} ${record.detail ?? ''} ${context.ip}`) })
   const [current] = await services.keys.list()
   const next = await services.keys.rotate(CLI)
