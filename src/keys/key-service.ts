@@ -63,10 +63,11 @@ export class KeyService {
     const { ring, changes, config } = this.options
     if (ring === undefined) return
     changes.onHeard((change) => { this.heard(change) })
-    changes.readWith(async () => { await this.catchUp() })
     this.materials(await this.keysOfAlg(), Date.now(), true)
     if (currentKey(await this.keysOfAlg(), Date.now()) === undefined) await this.create(0, 'first')
     await this.reload(true)
+    // once the stored keys are known to open: a catch-up never meets a key refused at start
+    changes.readWith(async () => { await this.catchUp() })
     const interval = config.jwtKeyRotationInterval
     if (interval === undefined) return
     const everyMs = Math.min(60_000, Math.max(1000, interval * 250))
