@@ -8,7 +8,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The fixed-window counters behind every limit: the failure throttles and the route rate limits. */
     counters: CounterStore
-    /** The REDIS_URL connection (counters and revocation broadcasts), when one is configured. */
+    /** The REDIS_URL connection (counters, and the revocation and key-change broadcasts), when one is configured. */
     redis: Redis | undefined
   }
 }

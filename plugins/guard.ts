@@ -10,8 +10,13 @@ declare module 'fastify' {
   interface FastifyContextConfig { access?: RouteAccess }
   interface FastifyRequest { claims: Claims | null }
   interface FastifyInstance {
-    /** The /api boundary: token verification, then the claims check. Added by routes/api. */
-    apiGuard: onRequestHookHandler
+    /**
+     * The onRequest hook that authenticates (named as @fastify/jwt's README names it): verifies
+     * the access token, then checks the route's declared access. routes/api adds it to the whole
+     * /api scope; the few /auth routes that need a signed-in user name it in their own options.
+     * @see https://github.com/fastify/fastify-jwt#usage
+     */
+    authenticate: onRequestHookHandler
     /**
      * The verified claims of the access credential the request presents (Bearer header first,
      * cookie second), or undefined when it presents none. Throws the token's catalogued error.
@@ -25,7 +30,8 @@ declare module 'fastify' {
 }
 
 export default fp(async function guardPlugin (fastify: FastifyInstance) {
-  const { config, sessions } = fastify
+  const { config } = fastify
+  const { sessions } = fastify.services
   // CORS_ORIGINS normalized the way the check normalizes a request's Origin
   const allowedOrigins = new Set(config.corsOrigins.map((o) => { try { return new URL(o).origin } catch { return o } }))
   fastify.decorateRequest('claims', null)
@@ -44,7 +50,7 @@ export default fp(async function guardPlugin (fastify: FastifyInstance) {
   }
 
   // callback style, not async: no promise per request on the hottest path
-  const apiGuard: onRequestHookHandler = function (request, _reply, done) {
+  const authenticate: onRequestHookHandler = function (request, _reply, done) {
     try {
       const claims = verifiedClaimsOf(request)
       if (claims === undefined) throw new TokenMissing()
@@ -59,5 +65,5 @@ export default fp(async function guardPlugin (fastify: FastifyInstance) {
 
   fastify.decorate('verifiedClaimsOf', verifiedClaimsOf)
   fastify.decorate('assertTrustedOrigin', assertTrustedOrigin)
-  fastify.decorate('apiGuard', apiGuard)
+  fastify.decorate('authenticate', authenticate)
 }, { name: 'guard', dependencies: ['config', 'cookies', 'services'] })

@@ -1,38 +1,20 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AuthService } from '../src/accounts/sign-in.js'
 import type { TransportOptions } from '../src/mail/transport.js'
-import type { RevocationIndex } from '../src/revocations/revocation-index.js'
 import { createServices, type Services } from '../src/services.js'
-import type { SessionService } from '../src/sessions/session-service.js'
-import type { UserService } from '../src/accounts/users.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Every service and the hub of their events (metrics and the audit trail subscribe to it). */
     services: Services
-    auth: AuthService
-    sessions: SessionService
-    users: UserService
-    revocations: RevocationIndex
   }
 }
 
 /**
- * The services of src/, built by createServices and decorated for the routes; the admin is
- * bootstrapped once every plugin is loaded, so its work is observed like any other.
+ * The services of src/, built by createServices and decorated for the routes: the one way a
+ * route reaches them (`fastify.services.x`). plugins/lifecycle.ts starts and closes them.
  */
 export default fp(async function servicesPlugin (fastify: FastifyInstance, { mailTransport, clock }: { mailTransport?: TransportOptions, clock?: () => number }) {
-  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters, mailTransport, clock })
+  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters, redis: fastify.redis, mailTransport, clock })
   fastify.decorate('services', services)
-  fastify.decorate('auth', services.auth)
-  fastify.decorate('sessions', services.sessions)
-  fastify.decorate('users', services.users)
-  fastify.decorate('revocations', services.revocations)
-  fastify.addHook('onReady', async () => { await services.bootstrapAdmin() })
-  // a mail request answered before its secret and outbox row were written finishes first: before
-  // the sender stops (preClose), and any taken meanwhile before the store closes (onClose hooks
-  // run in reverse order of registration)
-  fastify.addHook('preClose', async () => { await services.recovery.settled() })
-  fastify.addHook('onClose', async () => { await services.recovery.settled() })
 }, { name: 'services', dependencies: ['config', 'db', 'counters'] })

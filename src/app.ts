@@ -8,16 +8,14 @@ import denialsPlugin from '../plugins/denials.js'
 import errorHandlerPlugin, { clientErrorHandler } from '../plugins/error-handler.js'
 import guardPlugin from '../plugins/guard.js'
 import jsonBodyPlugin from '../plugins/json-body.js'
-import mailPlugin from '../plugins/mail.js'
+import lifecyclePlugin from '../plugins/lifecycle.js'
 import metricsPlugin from '../plugins/metrics.js'
 import noStorePlugin from '../plugins/no-store.js'
 import rateLimitPlugin from '../plugins/rate-limit.js'
-import revocationsPlugin from '../plugins/revocations.js'
 import securityPlugin from '../plugins/security.js'
 import serializersPlugin from '../plugins/serializers.js'
 import openapiPlugin from '../plugins/openapi.js'
 import servicesPlugin from '../plugins/services.js'
-import signingKeysPlugin from '../plugins/signing-keys.js'
 import validationPlugin from '../plugins/validation.js'
 import apiRoutes from '../routes/api/index.js'
 import authRoutes from '../routes/auth/index.js'
@@ -95,12 +93,10 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
   await app.register(servicesPlugin, { mailTransport: options.mailTransport, clock: options.clock })
-  // the observers of the services' events, then what keeps the revocation index
+  // the observers of the services' events, then the services' start() (their close() before the observers')
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
-  await app.register(revocationsPlugin, { clock: options.clock ?? Date.now })
-  await app.register(mailPlugin)
-  await app.register(signingKeysPlugin)
+  await app.register(lifecyclePlugin)
   await app.register(rateLimitPlugin)
   await app.register(guardPlugin)
   await app.register(denialsPlugin)

@@ -216,7 +216,7 @@ let counter = 0
 export async function createUser (app: FastifyInstance, options: { email?: string, name?: string, roles?: string[], isSuperuser?: boolean, password?: string } = {}): Promise<CreatedUser> {
   const email = options.email ?? `user${++counter}-${process.pid}@example.com`
   const password = options.password ?? PASSWORD
-  const user = await app.users.create({
+  const user = await app.services.users.create({
     email,
     password,
     name: options.name ?? 'Test User',

@@ -17,7 +17,7 @@ const apiAuthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { rateLimit: fastify.rateLimits.login }
   }, async (request) => {
     const { current_password: current, new_password: next } = request.body
-    await fastify.auth.changePassword(request.claims as Claims, current, next, { ip: request.ip })
+    await fastify.services.auth.changePassword(request.claims as Claims, current, next, { ip: request.ip })
     return { message: 'Password changed' }
   })
 }

@@ -16,7 +16,7 @@ import userRoutes from './users.js'
 const apiRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoute, { prefix: '/auth' })
   await fastify.register(async function guarded (api) {
-    api.addHook('onRequest', api.apiGuard)
+    api.addHook('onRequest', api.authenticate)
     // the declared access the guard reads is also what the document tells a reader
     api.addHook('onRoute', (route) => {
       const schema = route.schema as { description?: string } | undefined

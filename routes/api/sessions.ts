@@ -14,7 +14,7 @@ const callerOf = (request: FastifyRequest) => request.claims as Claims
 
 /** /api/auth/sessions: the signed-in user's own sessions (docs/api.md#sessions). The guard has checked the token. */
 export const ownSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { sessions } = fastify
+  const { sessions } = fastify.services
 
   fastify.get('/', {
     schema: {
@@ -66,7 +66,7 @@ export const ownSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
 /** /api/users/:id/sessions: one user's sessions, for admins; a superuser's only for a superuser. */
 export const userSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { sessions, users } = fastify
+  const { sessions, users } = fastify.services
 
   /** The user named in the path, once the caller may see their sessions. */
   async function ownerOf (id: string, caller: Claims): Promise<string> {

@@ -16,7 +16,7 @@ const ADMIN_OR_SELF = { access: { roles: ['admin'], self: 'id' }, noStore: true 
 
 /** /api/users: user management (docs/api.md#routes). The guard has checked the token and the declared access. */
 const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { users } = fastify
+  const { users } = fastify.services
   const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
 
   fastify.get('/', {

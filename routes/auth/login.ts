@@ -22,7 +22,7 @@ const loginRoute: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { email, password, remember } = request.body
-    const pair = await fastify.auth.login(email, password, { ip: request.ip, userAgent: request.headers['user-agent'] }, remember === true)
+    const pair = await fastify.services.auth.login(email, password, { ip: request.ip, userAgent: request.headers['user-agent'] }, remember === true)
     if (remember === true) reply.setAuthCookies(pair)
     return toTokenResponse(pair)
   })

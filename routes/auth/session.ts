@@ -11,7 +11,8 @@ import { toTokenResponse, userRepresentation } from '../../src/http/presenters.j
 
 /** /auth: refresh, logout, the current user and self-registration (docs/api.md#routes, #tokens-and-sessions). */
 const sessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { sessions, config } = fastify
+  const { config } = fastify
+  const { sessions, users, auth } = fastify.services
 
   /** The refresh token from the body, else from the cookie (a cookie use must pass the CSRF rule). */
   function refreshTokenOf (request: FastifyRequest, body: RefreshRequest): { token: string, fromCookie: boolean } | undefined {
@@ -80,10 +81,10 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: ref(UserResponse), ...errorResponses(401) }
     },
     config: { noStore: true },
-    // the /api guard, outside /api: no access declared, so any valid access token passes
-    onRequest: fastify.apiGuard
+    // the /api hook, outside /api: no access declared, so any valid access token passes
+    onRequest: fastify.authenticate
   }, async (request) => {
-    const user = await fastify.users.findById(request.claims?.user_id ?? '')
+    const user = await users.findById(request.claims?.user_id ?? '')
     if (user === undefined) throw new TokenRevoked()
     return userRepresentation(user)
   })
@@ -100,7 +101,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     onRequest: (_request, _reply, done) => { done(config.enableRegister ? undefined : new RegistrationDisabled()) }
   }, async (request, reply) => {
     const { email, password, name, age } = request.body
-    const pair = await fastify.auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip, userAgent: request.headers['user-agent'] })
+    const pair = await auth.register({ email, password, name, age, roles: config.defaultRoles }, { ip: request.ip, userAgent: request.headers['user-agent'] })
     return reply.code(201).send(toTokenResponse(pair))
   })
 }

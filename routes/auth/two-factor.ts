@@ -38,7 +38,7 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService }
       response: { 200: ref(TotpEnrolment), ...errorResponses(400, 401, 403, 409, 415, 422, 429) }
     },
     config: { rateLimit: fastify.rateLimits.login, noStore: true },
-    onRequest: fastify.apiGuard
+    onRequest: fastify.authenticate
   }, async (request) => {
     const enrolment = await twoFactor.enroll(callerOf(request), request.body.password, { ip: request.ip })
     return { secret: enrolment.secret, otpauth_uri: enrolment.otpauthUri, qr_svg: enrolment.qrSvg }
@@ -86,7 +86,7 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService }
       response: { 200: ref(RecoveryCodesResponse), ...errorResponses(400, 401, 403, 415, 422, 429) }
     },
     config: { rateLimit: fastify.rateLimits.login, noStore: true },
-    onRequest: fastify.apiGuard
+    onRequest: fastify.authenticate
   }, async (request) => {
     const { password, code } = request.body
     return { recovery_codes: await twoFactor.regenerateRecoveryCodes(callerOf(request), password, code, { ip: request.ip }) }
@@ -101,7 +101,7 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService }
       response: { 204: { type: 'null', description: 'Turned off' }, ...errorResponses(400, 401, 403, 415, 422, 429) }
     },
     config: { rateLimit: fastify.rateLimits.login, noStore: true },
-    onRequest: fastify.apiGuard
+    onRequest: fastify.authenticate
   }, async (request, reply) => {
     const { password, code, recovery_code: recoveryCode } = request.body
     await twoFactor.disable(callerOf(request), password, oneOf(code, recoveryCode), { ip: request.ip })

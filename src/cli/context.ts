@@ -3,7 +3,6 @@ import { CLI_CONTEXT } from '../events.js'
 import { loadConfig, type Config } from '../config/config.js'
 import { connect, type Store } from '../db/store.js'
 import type { User } from '../db/users.js'
-import { revocationChannel, revocationMessage } from '../revocations/revocation-sync.js'
 import { createServices, type Services } from '../services.js'
 import type { Requester } from '../accounts/users.js'
 import { Failure } from './failure.js'
@@ -42,15 +41,15 @@ export function oneLine (err: unknown): string {
 
 /**
  * What a command works with, opened on first use: the configuration (the server's settings),
- * the database (migrated, as the server does at start) and the server's own services, whose
- * audit events go to the same trail. `close` writes the pending audit rows, tells the running
- * servers of the revocations made (Redis, when configured; without it they read them from the
- * database within a second) and closes the database.
+ * the database (migrated, as the server does at start) and the server's own services, started
+ * as a command (src/services.ts), whose audit events go to the same trail. `close` closes the
+ * services, which tells the running servers of the revocations and key changes made (Redis, when
+ * configured; without it they read them from the database within a second), writes the pending
+ * audit rows and closes the database.
  */
 export class CliSession {
   private opened: Promise<CliContext> | undefined
   private trail: AuditTrail | undefined
-  private readonly revoked: Array<{ sessionId: string, expiresAt: number }> = []
 
   readonly context = async (): Promise<CliContext> => {
     this.opened ??= this.open()
@@ -74,11 +73,11 @@ export class CliSession {
       await store.close().catch(() => {})
       throw new Failure(`database ${shown(config.databaseUrl)} unreachable: ${oneLine(driverError ?? err)}`)
     }
-    const quiet = { info () {}, warn () {} }
-    const services = await createServices({ config, store, log: quiet })
+    const quiet = { info () {}, warn () {}, error () {} }
+    const services = await createServices({ config, store, log: quiet, role: 'command' })
     const trail = new AuditTrail(store, { info () {}, error (_fields, message) { process.stderr.write(`gatehouse: ${message}\n`) } })
     services.events.on('audit', ({ record, context }) => { trail.sink(record, context) })
-    services.revocations.onAdd((sessionId, expiresAt) => { this.revoked.push({ sessionId, expiresAt }) })
+    await services.start()
     this.trail = trail
     const userOf = async (reference: string): Promise<User> => {
       const user = UUID.test(reference) ? await services.users.findById(reference.toLowerCase()) : await services.users.findByEmail(reference)
@@ -96,24 +95,12 @@ export class CliSession {
     } catch {
       return
     }
-    await this.trail?.flush()
-    await this.broadcast(context.config)
-    await context.store.close()
-  }
-
-  /** Running servers subscribed to Redis poll the database only while it is down: they hear of these through it. */
-  private async broadcast (config: Config): Promise<void> {
-    if (config.redisUrl === undefined || this.revoked.length === 0) return
-    const { createRedis, firstReady } = await import('../db/redis.js')
-    const redis = createRedis(config.redisUrl, { down () {}, up () {} }, 'gatehouse-cli')
     try {
-      if (!await firstReady(redis)) throw new Error('Redis is unreachable')
-      const channel = revocationChannel(config.redisPrefix)
-      for (const { sessionId, expiresAt } of this.revoked) await redis.publish(channel, revocationMessage(sessionId, expiresAt))
+      await context.services.close()
     } catch (err) {
-      process.stderr.write(`gatehouse: warning: the revocations were stored but not broadcast (${oneLine(err)}); servers read them once Redis is back\n`)
-    } finally {
-      redis.disconnect()
+      process.stderr.write(`gatehouse: warning: the revocations and key changes were stored but not broadcast (${oneLine(err)}); servers read them once Redis is back\n`)
     }
+    await this.trail?.flush()
+    await context.store.close()
   }
 }

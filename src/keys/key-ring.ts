@@ -48,6 +48,10 @@ export class KeyRing {
     this.keys = [...next.values()]
   }
 
+  has (kid: string): boolean {
+    return this.byKid.has(kid)
+  }
+
   /** A revoked key stops verifying here at once, before the reload that confirms it. */
   drop (kid: string): void {
     if (!this.byKid.delete(kid)) return

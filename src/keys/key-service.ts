@@ -6,7 +6,7 @@ import type { StoredSigningKey } from '../db/signing-keys.js'
 import type { Store } from '../db/store.js'
 import { NotFound, SigningKeysDisabled } from '../errors.js'
 import type { CoreLogger } from '../logging/logger.js'
-import type { RevocationIndex } from '../revocations/revocation-index.js'
+import type { KeyChange, KeyChanges } from './key-changes.js'
 import { generatePair, pemOf, type GeneratedPair, type PublicJwk } from './key-pairs.js'
 import type { KeyRing, RingKeyMaterial } from './key-ring.js'
 import { currentKey, isStandby, keyState, promotable, relink, STANDBY, type KeyState } from './key-states.js'
@@ -29,8 +29,8 @@ export interface KeyServiceOptions {
   ring: KeyRing | undefined
   envelope: Envelope | undefined
   audit: AuditSink
-  /** key changes travel as entries of the revocation index, so they reach the others by its sync */
-  revocations: RevocationIndex
+  /** the channel key changes travel on between instances (src/keys/key-changes.ts) */
+  changes: KeyChanges
   /** a key was revoked: tokens it signed that were verified and cached must be verified again */
   onRevoked: () => void
   log: Pick<CoreLogger, 'info' | 'warn'>
@@ -39,9 +39,6 @@ export interface KeyServiceOptions {
 /** When a new key signs: this many ms after it is stored, or only once promoted (the standby). */
 type Activation = number | 'standby'
 
-const SIGNAL = 'signing-key:'
-/** Long enough for every instance's catch-up read to see the entry; then the entry may go. */
-const SIGNAL_TTL_MS = 10 * 60_000
 const SYSTEM: RequestContext = { ip: 'system' }
 
 /**
@@ -54,6 +51,8 @@ export class KeyService {
   private timer: NodeJS.Timeout | undefined
   private readonly handled = new Set<string>()
   private readonly lingerMs: number
+  /** the stored keys the ring was last built from: a catch-up that reads the same does nothing */
+  private loaded = ''
 
   constructor (private readonly options: KeyServiceOptions) {
     this.lingerMs = (options.config.accessTtl + options.config.jwksMaxAge) * 1000
@@ -65,13 +64,15 @@ export class KeyService {
 
   /** Every stored key is checked against DATA_ENCRYPTION_KEYS before anything is created. */
   async start (): Promise<void> {
-    const { ring, revocations, config } = this.options
+    const { ring, changes, config } = this.options
     if (ring === undefined) return
-    revocations.onLearn((id) => { this.heard(id) })
+    changes.onHeard((change) => { this.heard(change) })
     this.materials(await this.keysOfAlg(), Date.now(), true)
     if (currentKey(await this.keysOfAlg(), Date.now()) === undefined) await this.create(0, 'first')
     if (!(await this.keysOfAlg()).some(isStandby)) await this.create('standby', 'standby')
     await this.reload(true)
+    // once the stored keys are known to open: a catch-up never meets a key refused at start
+    changes.readWith(async () => { await this.catchUp() })
     const interval = config.jwtKeyRotationInterval
     if (interval === undefined) return
     const everyMs = Math.min(60_000, Math.max(1000, interval * 250))
@@ -130,7 +131,7 @@ export class KeyService {
       await this.relinkIn(tx, now)
     })
     this.options.audit({ event: 'signing_key_revoked', actorId, detail: kid }, context)
-    await this.signal(`${SIGNAL}${kid}:revoked`, kid)
+    await this.signal({ kid, change: 'revoked' })
   }
 
   /** JWT_KEY_ROTATION_INTERVAL: several instances may find it due at once; one of them rotates. */
@@ -154,7 +155,19 @@ export class KeyService {
   async reload (starting = false): Promise<void> {
     const { ring } = this.options
     if (ring === undefined) return
-    ring.set(this.materials(await this.keysOfAlg(), Date.now(), starting))
+    const keys = await this.keysOfAlg()
+    ring.set(this.materials(keys, Date.now(), starting))
+    this.loaded = loadedFrom(keys)
+  }
+
+  /** A change made elsewhere that no broadcast brought, found in the stored keys themselves. */
+  async catchUp (): Promise<void> {
+    const { ring } = this.options
+    if (ring === undefined) return
+    const keys = await this.keysOfAlg()
+    if (loadedFrom(keys) === this.loaded) return
+    for (const key of keys) if (key.revokedAt !== null && ring.has(key.kid)) this.apply(key.kid)
+    await this.reload()
   }
 
   private async keysOfAlg (): Promise<StoredSigningKey[]> {
@@ -199,7 +212,7 @@ export class KeyService {
         return await this.insertKey(tx, pair, activation, last + 1)
       })
       if (created !== undefined) {
-        await this.signal(`${SIGNAL}${created.kid}:created`)
+        await this.signal({ kid: created.kid, change: 'created' })
         return created
       }
       const keys = await this.keysOfAlg()
@@ -231,25 +244,19 @@ export class KeyService {
     return key
   }
 
-  /** Applies a key change here at once, then tells the other instances. */
-  private async signal (id: string, revokedKid?: string): Promise<void> {
-    this.handled.add(id)
-    this.apply(revokedKid)
+  /** Applies a key change here at once, then tells the other instances (instances without the broadcast find it in the table). */
+  private async signal (change: KeyChange): Promise<void> {
+    this.handled.add(`${change.kid}:${change.change}`)
+    this.apply(change.change === 'revoked' ? change.kid : undefined)
     await this.reload()
-    const now = Date.now()
-    // the row is what instances without the broadcast read (the poll by the revocations' sequence)
-    await this.options.store.revocations.record({
-      sessionId: id, userId: '', reason: 'signing_key', revokedAt: new Date(now).toISOString(), expiresAt: new Date(now + SIGNAL_TTL_MS).toISOString()
-    })
-    this.options.revocations.add(id, now + SIGNAL_TTL_MS)
+    this.options.changes.announce(change)
   }
 
   /** A key change made elsewhere: a revoked kid stops verifying now, the rest follows the reload. */
-  private heard (id: string): void {
-    if (!id.startsWith(SIGNAL) || this.handled.has(id)) return
-    this.handled.add(id)
-    const [, kid, event] = id.split(':')
-    this.apply(event === 'revoked' ? kid : undefined)
+  private heard ({ kid, change }: KeyChange): void {
+    if (this.handled.has(`${kid}:${change}`)) return
+    this.handled.add(`${kid}:${change}`)
+    this.apply(change === 'revoked' ? kid : undefined)
     this.reload().catch((err) => { this.options.log.warn({ err }, 'reloading the signing keys failed') })
   }
 
@@ -279,4 +286,9 @@ export class KeyService {
     }
     return out
   }
+}
+
+/** What a reload read, in a few words per key: the catch-up compares it with a fresh read. */
+function loadedFrom (keys: StoredSigningKey[]): string {
+  return keys.map((k) => `${k.kid} ${k.activatesAt} ${k.retiresAt ?? ''} ${k.revokedAt ?? ''}`).join('\n')
 }

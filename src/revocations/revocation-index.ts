@@ -10,7 +10,6 @@ export type RevocationListener = (sessionId: string, expiresAtMs: number) => voi
 export class RevocationIndex {
   private readonly revoked = new Map<string, number>()
   private readonly listeners: RevocationListener[] = []
-  private readonly learners: RevocationListener[] = []
 
   /** A revocation made by this instance. */
   add (sessionId: string, expiresAtMs: number): void {
@@ -22,15 +21,6 @@ export class RevocationIndex {
   learn (sessionId: string, expiresAtMs: number): void {
     const current = this.revoked.get(sessionId)
     if (current === undefined || current < expiresAtMs) this.revoked.set(sessionId, expiresAtMs)
-    for (const learner of this.learners) learner(sessionId, expiresAtMs)
-  }
-
-  /**
-   * Hears every entry made here or learnt from elsewhere. The signing keys travel the same way
-   * (entries named `signing-key:…`), so a key change reaches every instance as fast as a revocation.
-   */
-  onLearn (listener: RevocationListener): void {
-    this.learners.push(listener)
   }
 
   onAdd (listener: RevocationListener): void {

@@ -7,6 +7,22 @@ export interface RevocationSource { listAfter (id: number): Promise<Revocation[]
 
 export type SyncLogger = CoreLogger
 
+/**
+ * Another kind of change kept in step the same way, on a channel of its own (the signing keys,
+ * src/keys/key-changes.ts): what is made here is published, what is published elsewhere is
+ * received, and whenever the broadcast may have missed something the feed reads the database.
+ */
+export interface SyncFeed {
+  /** its pub/sub channel under REDIS_PREFIX */
+  readonly channel: string
+  /** takes the function that publishes a change made here */
+  onLocal (publish: (text: string) => void): void
+  /** a change published elsewhere (or echoed back from here) */
+  receive (text: string): void
+  /** reads what the broadcast may have missed */
+  catchUp (): Promise<void>
+}
+
 export interface RevocationSyncOptions {
   index: RevocationIndex
   source: RevocationSource
@@ -17,6 +33,8 @@ export interface RevocationSyncOptions {
   pollMs: number
   /** Whether to poll when there is no Redis at all (the store is shared by several processes). */
   pollWithoutRedis: boolean
+  /** the other changes carried by the same connections and the same catch-up */
+  feeds?: SyncFeed[]
 }
 
 /*
@@ -36,6 +54,9 @@ const HEARTBEAT_MS = 1000
 const MAX_UNSENT = 10_000
 
 interface Message { session_id: string, expires_at: number }
+
+/** A message waiting for its publisher's connection; one that has expired is dropped. */
+interface Unsent { channel: string, text: string, expiresAt: number }
 
 /** The pub/sub channel of revocations under REDIS_PREFIX. */
 export function revocationChannel (prefix: string): string {
@@ -69,9 +90,12 @@ export class RevocationSync {
   private readFailing = false
   private reading: Promise<void> | undefined
   private closed = false
-  private readonly unsent: Message[] = []
+  private readonly unsent: Unsent[] = []
+  private readonly feeds: SyncFeed[]
 
-  constructor (private readonly options: RevocationSyncOptions) {}
+  constructor (private readonly options: RevocationSyncOptions) {
+    this.feeds = options.feeds ?? []
+  }
 
   async start (): Promise<void> {
     const { redis, index } = this.options
@@ -80,14 +104,18 @@ export class RevocationSync {
       return
     }
     const { createRedis, firstReady } = await import('../db/redis.js')
-    index.onAdd((sessionId, expiresAt) => { this.publish(redis.publisher, redis.channel, { session_id: sessionId, expires_at: expiresAt }) })
-    redis.publisher.on('ready', () => { this.flush(redis.publisher, redis.channel) })
+    index.onAdd((sessionId, expiresAt) => { this.publish(redis.publisher, { channel: redis.channel, text: revocationMessage(sessionId, expiresAt), expiresAt }) })
+    for (const feed of this.feeds) feed.onLocal((text) => { this.publish(redis.publisher, { channel: feed.channel, text, expiresAt: Infinity }) })
+    redis.publisher.on('ready', () => { this.flush(redis.publisher) })
     const subscriber = createRedis(redis.url, {
       down: (err) => { this.lost(err) },
       up: () => { this.restored() }
     }, 'gatehouse-revocations')
     this.subscriber = subscriber
-    subscriber.on('message', (_channel: string, text: string) => { this.receive(text) })
+    subscriber.on('message', (channel: string, text: string) => {
+      if (channel === redis.channel) this.receive(text)
+      else this.feeds.find((feed) => feed.channel === channel)?.receive(text)
+    })
     this.heartbeat = setInterval(() => { this.checkAlive(subscriber, redis.channel) }, HEARTBEAT_MS)
     this.heartbeat.unref()
     const ready = await firstReady(subscriber)
@@ -130,12 +158,13 @@ export class RevocationSync {
       this.highest = Math.max(this.highest, revocation.id)
     }
     this.seen.push({ at: now, id: this.highest })
+    for (const feed of this.feeds) await feed.catchUp()
   }
 
   private async resubscribe (subscriber: Redis, channel: string): Promise<void> {
     if (this.closed || subscriber.status !== 'ready') return
     try {
-      await subscriber.subscribe(channel)
+      await subscriber.subscribe(channel, ...this.feeds.map((feed) => feed.channel))
     } catch {
       // the connection dropped again: its next 'ready' retries, and the poll covers meanwhile
       this.startPolling()
@@ -149,23 +178,23 @@ export class RevocationSync {
    * A message this instance could not send is kept and sent when its connection returns: the
    * other instances' connections may never have dropped, so no catch-up of theirs would find it.
    */
-  private publish (publisher: Redis, channel: string, message: Message): void {
+  private publish (publisher: Redis, message: Unsent): void {
     if (this.closed) return
     if (publisher.status !== 'ready') {
       this.keep(message)
       return
     }
-    publisher.publish(channel, revocationMessage(message.session_id, message.expires_at)).catch(() => { this.keep(message) })
+    publisher.publish(message.channel, message.text).catch(() => { this.keep(message) })
   }
 
-  private keep (message: Message): void {
+  private keep (message: Unsent): void {
     if (this.unsent.length < MAX_UNSENT) this.unsent.push(message)
   }
 
-  private flush (publisher: Redis, channel: string): void {
+  private flush (publisher: Redis): void {
     const now = Date.now()
-    const unsent = this.unsent.splice(0).filter((m) => m.expires_at > now)
-    for (const message of unsent) this.publish(publisher, channel, message)
+    const unsent = this.unsent.splice(0).filter((m) => m.expiresAt > now)
+    for (const message of unsent) this.publish(publisher, message)
   }
 
   private receive (text: string): void {

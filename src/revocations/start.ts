@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from '../config/config.js'
 import type { Store } from '../db/store.js'
 import type { RevocationIndex } from './revocation-index.js'
-import { revocationChannel, RevocationSync, type SyncLogger } from './revocation-sync.js'
+import { revocationChannel, revocationMessage, RevocationSync, type SyncFeed, type SyncLogger } from './revocation-sync.js'
 
 const PRUNE_INTERVAL_MS = 60_000
 // four times a second: a revocation reaches every instance well within the second allowed,
@@ -18,6 +18,8 @@ export interface RevocationOptions {
   redis?: Redis | undefined
   /** this instance's wall clock (ms since the epoch): what has expired is judged by it */
   clock?: () => number
+  /** the other changes kept in step by the same sync (the signing keys') */
+  feeds?: SyncFeed[]
 }
 
 /**
@@ -25,7 +27,7 @@ export interface RevocationOptions {
  * (src/revocations/revocation-sync.ts) and prunes what has expired once a minute, from memory
  * and from the database. Resolves once the index is loaded; `close` stops it all.
  */
-export async function startRevocations ({ index, store, config, log, redis, clock = Date.now }: RevocationOptions): Promise<{ close (): Promise<void> }> {
+export async function startRevocations ({ index, store, config, log, redis, clock = Date.now, feeds }: RevocationOptions): Promise<{ close (): Promise<void> }> {
   const now = new Date(clock()).toISOString()
   for (const r of await store.revocations.listLive(now)) index.learn(r.sessionId, Date.parse(r.expiresAt))
   const sync = new RevocationSync({
@@ -36,7 +38,8 @@ export async function startRevocations ({ index, store, config, log, redis, cloc
     pollMs: config.revocationPollMs ?? DEFAULT_POLL_MS,
     // every database is shared: PostgreSQL by nature, a SQLite file with WORKERS > 1 and with the
     // command line, whose revocations a lone server must hear as well (REVOCATION_POLL_MS=0 opts out)
-    pollWithoutRedis: true
+    pollWithoutRedis: true,
+    feeds
   })
   await sync.start()
 
@@ -52,6 +55,34 @@ export async function startRevocations ({ index, store, config, log, redis, cloc
     async close () {
       clearInterval(timer)
       await sync.close()
+    }
+  }
+}
+
+/**
+ * For a short-lived process (the command line): the revocations and feed changes it makes are
+ * published once, at `close`, on a Redis connection of its own. Running servers subscribed to
+ * Redis poll the database only while it is down, so they hear of these through it; without
+ * REDIS_URL they read them from the database within a second. `close` rejects when Redis could
+ * not take them (they are stored all the same).
+ */
+export function deferRevocations ({ index, config, feeds = [] }: Pick<RevocationOptions, 'index' | 'config' | 'feeds'>): { close (): Promise<void> } {
+  const { redisUrl, redisPrefix } = config
+  const pending: Array<{ channel: string, text: string }> = []
+  if (redisUrl === undefined) return { async close () {} }
+  index.onAdd((sessionId, expiresAt) => { pending.push({ channel: revocationChannel(redisPrefix), text: revocationMessage(sessionId, expiresAt) }) })
+  for (const feed of feeds) feed.onLocal((text) => { pending.push({ channel: feed.channel, text }) })
+  return {
+    async close () {
+      if (pending.length === 0) return
+      const { createRedis, firstReady } = await import('../db/redis.js')
+      const redis = createRedis(redisUrl, { down () {}, up () {} }, 'gatehouse-cli')
+      try {
+        if (!await firstReady(redis)) throw new Error('Redis is unreachable')
+        for (const { channel, text } of pending.splice(0)) await redis.publish(channel, text)
+      } finally {
+        redis.disconnect()
+      }
     }
   }
 }

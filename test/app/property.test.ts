@@ -203,16 +203,16 @@ t.test('no request to any route gets a 5xx, a non-ErrorResponse error, a leaked 
   async function ensureFixtures () {
     const wanted = { super: { roles: ['admin'], isSuperuser: true }, admin: { roles: ['admin'], isSuperuser: false }, user: { roles: ['user'], isSuperuser: false } }
     for (const [key, grants] of Object.entries(wanted) as Array<[keyof typeof fixtures, typeof wanted.user]>) {
-      const user = fixtures[key] === '' ? undefined : await app.users.findById(fixtures[key])
+      const user = fixtures[key] === '' ? undefined : await app.services.users.findById(fixtures[key])
       if (user !== undefined && user.isSuperuser === grants.isSuperuser && user.roles.join() === grants.roles.join()) continue
       // a drawn request deleted it or changed its grants: start a fresh one
       fixtures[key] = (await createUser(app, { email: `${key}-${++generation}@fixture.example`, ...grants })).id
     }
   }
   async function pairOf (key: keyof typeof fixtures) {
-    const user = await app.users.findById(fixtures[key])
+    const user = await app.services.users.findById(fixtures[key])
     if (user === undefined) throw new Error(`fixture ${key} is missing`)
-    return await app.sessions.start(user)
+    return await app.services.sessions.start(user)
   }
   async function resolve (value: Token | { real: Real } | { text: string }): Promise<string> {
     if ('text' in value) return value.text

@@ -20,7 +20,7 @@ const INVALID = { error: 'Unauthorized', message: 'The token is invalid', code: 
 async function guardedApp (t: TestContext): Promise<FastifyInstance> {
   return await buildBare(t, [cookiesPlugin, dbPlugin, countersPlugin, servicesPlugin, errorHandlerPlugin, guardPlugin], async (app) => {
     await app.register(async (api) => {
-      api.addHook('onRequest', api.apiGuard)
+      api.addHook('onRequest', api.authenticate)
       api.get('/me', async (request) => ({ user_id: request.claims?.user_id }))
       api.post('/me', async (request) => ({ user_id: request.claims?.user_id }))
       api.get('/admin', { config: { access: { roles: ['admin'] } } }, async () => ({ admin: true }))
@@ -31,9 +31,9 @@ async function guardedApp (t: TestContext): Promise<FastifyInstance> {
 
 async function accessTokenOf (app: FastifyInstance, roles: string[] = ['user']): Promise<{ id: string, token: string }> {
   const { id } = await createUser(app, { roles })
-  const user = await app.users.findById(id)
+  const user = await app.services.users.findById(id)
   if (user === undefined) throw new Error('no user')
-  const pair = await app.sessions.start(user)
+  const pair = await app.services.sessions.start(user)
   return { id, token: pair.accessToken }
 }
 

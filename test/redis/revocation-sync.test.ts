@@ -68,8 +68,8 @@ t.test('a logout on one app is refused by another sharing Redis within a second,
   await logout(a, token)
   await refusedWithin(t, b, token)
   t.equal(reads.calls.length, 0, 'B never read the revocations table for it: it was pushed')
-  t.equal(a.revocations.size, 1)
-  t.equal(b.revocations.size, 1, 'B did not echo it back as a second entry')
+  t.equal(a.services.revocations.size, 1)
+  t.equal(b.services.revocations.size, 1, 'B did not echo it back as a second entry')
 })
 
 t.test('with no Redis, apps sharing a store poll it every REVOCATION_POLL_MS', async (t) => {

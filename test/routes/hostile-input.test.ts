@@ -26,8 +26,8 @@ async function timed (app: FastifyInstance, options: InjectOptions): Promise<{ r
 
 /** The one PasswordHasher the services share (private to them: reached for counting, not replaced). */
 function hasherOf (t: Test, app: FastifyInstance): PasswordHasher {
-  const hasher = (app.auth as unknown as { hasher: PasswordHasher }).hasher
-  t.equal((app.users as unknown as { hasher: PasswordHasher }).hasher, hasher, 'login and user creation share one hasher')
+  const hasher = (app.services.auth as unknown as { hasher: PasswordHasher }).hasher
+  t.equal((app.services.users as unknown as { hasher: PasswordHasher }).hasher, hasher, 'login and user creation share one hasher')
   return hasher
 }
 

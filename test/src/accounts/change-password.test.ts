@@ -13,7 +13,7 @@ t.test('change-password hashes the new password before its transaction opens, th
   const store = await connect(config.databaseUrl)
   t.teardown(() => store.close())
   await store.migrate()
-  const services = await createServices({ config, store, log: { info () {}, warn () {} } })
+  const services = await createServices({ config, store, log: { info () {}, warn () {}, error () {} } })
   const user = await services.users.create({ email: 'cp@example.com', password: PASSWORD, name: 'Cy', roles: ['user'], isSuperuser: false })
   const pair = await services.auth.login(user.email, PASSWORD, CONTEXT)
   const other = await services.auth.login(user.email, PASSWORD, CONTEXT)

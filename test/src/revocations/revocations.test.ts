@@ -52,8 +52,8 @@ t.test('an access token revoked by logout is still refused by a new app started 
   await first.close()
 
   const second = await buildFrom(t, config)
-  t.ok(second.revocations.has(claimsOf(out.access_token).session_id), 'the index is loaded from the database at start')
-  t.equal(second.revocations.size, 1)
+  t.ok(second.services.revocations.has(claimsOf(out.access_token).session_id), 'the index is loaded from the database at start')
+  t.equal(second.services.revocations.size, 1)
   await assertRevoked(t, second, '/auth/me', out.access_token)
   await assertRevoked(t, second, `/api/users/${user.id}`, out.access_token)
   // the refresh token of the revoked session no longer refreshes either
@@ -74,22 +74,22 @@ t.test('a revocation leaves the index once no access token of its session can be
   const { access_token: token } = await login(app, user)
   const { exp } = claimsOf(token)
   await logout(app, token)
-  t.equal(app.revocations.size, 1)
+  t.equal(app.services.revocations.size, 1)
   const live = await app.store.revocations.listLive(new Date().toISOString())
   t.equal(live.length, 1)
   const expiresAt = Date.parse(live[0]?.expiresAt ?? '')
   t.ok(expiresAt >= exp * 1000, 'the revocation outlives every access token of the session')
 
   // pruning now keeps it: its access token is still within its lifetime
-  app.revocations.prune(Date.now())
-  t.equal(app.revocations.size, 1)
+  app.services.revocations.prune(Date.now())
+  t.equal(app.services.revocations.size, 1)
   await assertRevoked(t, app, '/auth/me', token)
 
   await sleep(Math.max(0, exp * 1000 - Date.now()))
   // the time the prune timer would reach once the revocation's own expiry has passed
   const later = expiresAt + 1
-  app.revocations.prune(later)
-  t.equal(app.revocations.size, 0, 'the entry is gone from memory')
+  app.services.revocations.prune(later)
+  t.equal(app.services.revocations.size, 0, 'the entry is gone from memory')
   t.same(await app.store.revocations.listLive(new Date(later).toISOString()), [], 'and no longer loaded at a start')
   await app.store.revocations.deleteExpired(new Date(later).toISOString())
   t.same(await app.store.revocations.listAfter(0), [], 'and deleted from the table')
