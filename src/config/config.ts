@@ -9,7 +9,7 @@ import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './recovery.js'
 import { TotpConfigSchema, totpSettings, type TotpConfig } from './totp.js'
 import { resolveSecret } from './jwt-secret.js'
-import { parseTrustProxy } from './trust-proxy.js'
+import { parseTrustProxy, TrustProxySettings } from './trust-proxy.js'
 
 const RoleList = Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}(,[a-z][a-z0-9_-]{0,31})*$', maxLength: 1024 })
 
@@ -110,8 +110,10 @@ export const ConfigSchema = Type.Object({
     pattern: '^(false|[0-9]+|[0-9a-fA-F:.,/ ]+)$',
     maxLength: 1024,
     description: 'whether `X-Forwarded-For` is believed: `false`, a hop count, or a comma-separated list of proxy ' +
-      'addresses and networks. `true`, `/0` and lists that together cover every address are refused'
+      'addresses and networks. `true`, `/0` and lists that together cover every address are refused, and so are ' +
+      'networks wider than an IPv4 /8 or an IPv6 /32 unless `TRUST_PROXY_ALLOW_WIDE=true`'
   }),
+  ...TrustProxySettings,
   REQUEST_TIMEOUT: duration('30s', 'a whole request (and an idle connection) is cut after this; headers must arrive within 10 s'),
   MAX_EVENT_LOOP_DELAY: Type.Integer({
     default: 1000,
@@ -277,7 +279,7 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ipv6SubnetPrefix: raw.IPV6_SUBNET_PREFIX,
     loginRateLimit: parseRate(raw.LOGIN_RATE_LIMIT),
     refreshRateLimit: parseRate(raw.REFRESH_RATE_LIMIT),
-    trustProxy: parseTrustProxy(raw.TRUST_PROXY),
+    trustProxy: parseTrustProxy(raw.TRUST_PROXY, raw.TRUST_PROXY_ALLOW_WIDE),
     requestTimeout: parseDuration(raw.REQUEST_TIMEOUT),
     maxEventLoopDelay: raw.MAX_EVENT_LOOP_DELAY,
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,
