@@ -9,6 +9,7 @@ import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './recovery.js'
 import { TotpConfigSchema, totpSettings, type TotpConfig } from './totp.js'
 import { resolveSecret } from './jwt-secret.js'
+import { sessionsConfig, SessionsSettings, type SessionsConfig } from './sessions.js'
 import { parseTrustProxy, TrustProxySettings } from './trust-proxy.js'
 
 const RoleList = Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}(,[a-z][a-z0-9_-]{0,31})*$', maxLength: 1024 })
@@ -82,6 +83,7 @@ export const ConfigSchema = Type.Object({
   REFRESH_TOKEN_TTL: duration('7d', 'lifetime of a refresh token; longer than `ACCESS_TOKEN_TTL`'),
   REFRESH_REUSE_INTERVAL: duration('10s', 'grace interval in which the refresh token just spent may be presented again (two tabs racing)'),
   SESSION_MAX_AGE: duration('30d', 'absolute lifetime of a session: refreshes extend it up to this age from sign-in, never beyond (no token of it expires later); at least `ACCESS_TOKEN_TTL`'),
+  ...SessionsSettings,
   LOGIN_MAX_FAILURES: Type.Integer({
     default: 5,
     minimum: 1,
@@ -182,7 +184,7 @@ export const ConfigSchema = Type.Object({
 })
 type RawConfig = Static<typeof ConfigSchema>
 
-export interface Config extends KeysConfig, RecoveryConfig, AuthzConfig, TotpConfig {
+export interface Config extends KeysConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   jwtSecret: string
@@ -295,7 +297,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     metrics: metricsSettings(raw),
     mail: mailSettings(raw, production),
     ...recoverySettings(raw, production),
-    ...authzConfig(raw)
+    ...authzConfig(raw),
+    ...sessionsConfig(raw)
   }
 }
 
