@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../../src/config/config.js'
 import { isLoopback, mailConfigured } from '../../../src/config/mail.js'
 import { tempDir, TEST_SECRET } from '../../helper.js'
 
-const PRODUCTION_SECRET = 'a-production-secret-of-48-bytes-XYZ0123456789!?'
+const PRODUCTION_SECRET = 'hXK0Dn4oICBmT860JonwhNbrAU/mliZVZw7hYCVxt+x7NfL/'
 
 function load (t: Test, values: Record<string, unknown>) {
   return loadConfig({ fromEnvironment: false, values: { DATA_DIR: tempDir(t), JWT_SECRET: TEST_SECRET, ...values } })
