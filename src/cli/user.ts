@@ -3,21 +3,12 @@ import { paginationMeta } from '../http/pagination.js'
 import { OPERATOR } from '../accounts/users.js'
 import { ruleFormats } from '../validation/index.js'
 import { integerOption, UsageError, type CommandGroup } from './command.js'
-import { Failure } from './failure.js'
 import { userRepresentation } from '../http/presenters.js'
 import { plural, userLine } from './output.js'
+import { readPassword } from './password.js'
 
 const ROLE = new RegExp(Role.pattern ?? '^$')
 const REF = ['<email|id>']
-
-/** The password, from the first line of standard input: never an argument, where `ps` and shell history would show it. */
-async function passwordFromStdin (): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  const password = Buffer.concat(chunks).toString('utf8').split(/\r?\n/, 1)[0] ?? ''
-  if (password.length < 8 || password.length > 1024) throw new Failure('the password (stdin) must be 8 to 1024 characters')
-  return password
-}
 
 function rolesOf (values: Record<string, unknown>): string[] | undefined {
   const roles = values.role as string[] | undefined
@@ -44,7 +35,7 @@ export const userGroup: CommandGroup = {
         const name = values.name as string
         if (name.trim().length < 2 || name.length > 100) throw new UsageError('--name must be 2 to 100 characters')
         const roles = rolesOf(values)
-        const password = await passwordFromStdin()
+        const password = await readPassword()
         const cli = await context()
         const user = await cli.services.users.create({
           email, password, name, roles: roles ?? cli.config.defaultRoles, isSuperuser: values.superuser === true
@@ -83,7 +74,7 @@ export const userGroup: CommandGroup = {
       summary: 'set a new password, read from standard input (one line); every session of the user ends',
       positionals: REF,
       async run ({ positionals }, context) {
-        const password = await passwordFromStdin()
+        const password = await readPassword()
         const cli = await context()
         const user = await cli.userOf(positionals[0] ?? '')
         const revoked = await cli.services.users.setPassword(user.id, password, cli.requester)

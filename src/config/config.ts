@@ -9,6 +9,7 @@ import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
 import { observabilityConfig, ObservabilitySettings, type ObservabilityConfig } from './observability.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './recovery.js'
 import { serverConfig, ServerSettings, type ServerConfig } from './server.js'
+import { sessionsConfig, SessionsSettings, type SessionsConfig } from './sessions.js'
 import { storageConfig, StorageSettings, type StorageConfig } from './storage.js'
 import { tokenConfig, TokenSettings, type TokenConfig } from './tokens.js'
 import { TotpConfigSchema, totpSettings, type TotpConfig } from './totp.js'
@@ -24,6 +25,7 @@ export const ConfigSchema = Type.Object({
     description: '`production` requires a strong `JWT_SECRET` and sets `Secure` on cookies and HSTS on answers'
   }),
   ...TokenSettings,
+  ...SessionsSettings,
   ...KeysConfigSchema,
   ...StorageSettings,
   ...ServerSettings,
@@ -38,7 +40,7 @@ export const ConfigSchema = Type.Object({
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -84,6 +86,7 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...observabilityConfig(raw),
     mail: mailSettings(raw, production),
     ...recoverySettings(raw, production),
-    ...authzConfig(raw)
+    ...authzConfig(raw),
+    ...sessionsConfig(raw)
   }
 }

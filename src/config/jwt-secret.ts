@@ -1,17 +1,28 @@
 import { randomBytes } from 'node:crypto'
 import { ConfigError } from '../errors.js'
 import { readOrGenerateSecret, REGENERATE, replaceSecretFile } from './secret-file.js'
+import { estimateEntropy } from './secret-strength.js'
 
 const MIN_BYTES = 32
 const MIN_DISTINCT = 8
+/** As hard to guess as a 128-bit random key: what HS256's security rests on (src/config/secret-strength.ts estimates it). */
+const MIN_BITS = 128
+const GENERATE = 'generate one with `openssl rand -base64 32` or ' +
+  '`node -e "console.log(require(\'node:crypto\').randomBytes(32).toString(\'base64\'))"`'
 const LABEL = 'development secret file'
 
 /**
- * An HS256 key shorter than the hash (RFC 7518 §3.2) or made of a handful of characters
- * (`xxxx…`, `secretsecret…`) can be guessed offline from any token it signed.
+ * An HS256 key shorter than the hash (RFC 7518 §3.2), made of a handful of characters
+ * (`xxxx…`), or patterned or memorable (`abcdefgh` four times, a sentence of words) can be
+ * guessed offline from any token it signed.
  */
 function weakness (secret: string): string | undefined {
-  return tooShort(secret) ?? (new Set(secret).size < MIN_DISTINCT ? `must contain at least ${MIN_DISTINCT} distinct characters` : undefined)
+  if (tooShort(secret) !== undefined) return tooShort(secret)
+  if (new Set(secret).size < MIN_DISTINCT) return `must contain at least ${MIN_DISTINCT} distinct characters`
+  const bits = estimateEntropy(secret)
+  return bits < MIN_BITS
+    ? `looks patterned or made of words (an estimated ${Math.floor(bits)} bits of entropy, at least ${MIN_BITS} required); ${GENERATE}`
+    : undefined
 }
 
 function tooShort (secret: string): string | undefined {
@@ -45,7 +56,7 @@ function checkedFileSecret (file: string, content: string): string {
   const secret = content.endsWith('\n') ? content.slice(0, -1) : content
   if (weakness(secret) !== undefined) {
     throw new ConfigError(`Invalid configuration: the ${LABEL} ${file} is weaker than JWT_SECRET allows ` +
-      `(at least ${MIN_BYTES} bytes and ${MIN_DISTINCT} distinct characters); ${REGENERATE}`)
+      `(at least ${MIN_BYTES} bytes, ${MIN_DISTINCT} distinct characters and an estimated ${MIN_BITS} bits of entropy); ${REGENERATE}`)
   }
   if (secret !== content) replaceSecretFile(file, secret)
   return secret

@@ -49,10 +49,14 @@ export function mailConfigured (config: { mail: MailConfig }): boolean {
   return config.mail.smtp !== undefined
 }
 
-/** localhost, 127.0.0.0/8 and ::1: mail to these never leaves the machine. */
+/**
+ * localhost, 127.0.0.0/8 and ::1: mail to these never leaves the machine. A name under
+ * `.localhost` is not one: it is as local as the resolver makes it (an /etc/hosts line or a DNS
+ * server may answer it with any address), so plaintext to it could cross a network.
+ */
 export function isLoopback (host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return true
+  if (bare === 'localhost' || bare === 'localhost.') return true
   if (isIP(bare) === 4) return bare.startsWith('127.')
   return bare === '::1' || bare === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(bare)
 }

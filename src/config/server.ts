@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox'
-import { parseTrustProxy } from './trust-proxy.js'
+import { parseTrustProxy, TrustProxySettings } from './trust-proxy.js'
 import { durationSetting, parseDuration } from './units.js'
 
 /**
@@ -20,8 +20,10 @@ export const ServerSettings = {
     pattern: '^(false|[0-9]+|[0-9a-fA-F:.,/ ]+)$',
     maxLength: 1024,
     description: 'whether `X-Forwarded-For` is believed: `false`, a hop count, or a comma-separated list of proxy ' +
-      'addresses and networks. `true`, `/0` and lists that together cover every address are refused'
+      'addresses and networks. `true`, `/0` and lists that together cover every address are refused, and so are ' +
+      'networks wider than an IPv4 /8 or an IPv6 /32 unless `TRUST_PROXY_ALLOW_WIDE=true`'
   }),
+  ...TrustProxySettings,
   REQUEST_TIMEOUT: durationSetting('a whole request (and an idle connection) is cut after this; headers must arrive within 10 s', '30s'),
   MAX_EVENT_LOOP_DELAY: Type.Integer({
     default: 1000,
@@ -65,7 +67,7 @@ export function serverConfig (raw: Static<TObject<typeof ServerSettings>>): Serv
     port: raw.PORT,
     host: raw.HOST,
     workers: raw.WORKERS,
-    trustProxy: parseTrustProxy(raw.TRUST_PROXY),
+    trustProxy: parseTrustProxy(raw.TRUST_PROXY, raw.TRUST_PROXY_ALLOW_WIDE),
     requestTimeout: parseDuration(raw.REQUEST_TIMEOUT),
     maxEventLoopDelay: raw.MAX_EVENT_LOOP_DELAY,
     corsOrigins: raw.CORS_ORIGINS ? raw.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : [],

@@ -10,8 +10,8 @@ export const TokenSettings = {
   JWT_SECRET: Type.Optional(Type.String({
     minLength: 1,
     maxLength: 4096,
-    description: 'the HS256 signing key: at least 32 bytes, and in production at least 8 distinct characters ' +
-      '(`openssl rand -base64 48`). Unset in development: a key is generated once into `DATA_DIR/jwt-secret` ' +
+    description: 'the HS256 signing key: at least 32 bytes, and in production at least 8 distinct characters and an ' +
+      'estimated 128 bits of entropy, so nothing patterned or made of words (`openssl rand -base64 32`). Unset in development: a key is generated once into `DATA_DIR/jwt-secret` ' +
       '(mode 0600, exactly the key), with a warning; unset in production: the server refuses to start'
   })),
   JWT_ISSUER: Type.String({ default: 'gatehouse', minLength: 1, maxLength: 256, description: 'the `iss` claim signed and required' }),

@@ -1,5 +1,15 @@
 import { isIPv4, isIPv6 } from 'node:net'
+import { Type } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
+
+/** The override of the width rule below, spread into the one ConfigSchema (src/config/config.ts) beside TRUST_PROXY. */
+export const TrustProxySettings = {
+  TRUST_PROXY_ALLOW_WIDE: Type.Boolean({
+    default: false,
+    description: '`true` accepts `TRUST_PROXY` networks wider than an IPv4 /8 or an IPv6 /32 (refused otherwise: every ' +
+      'client inside such a network could name its own address); lists that cover every address stay refused'
+  })
+}
 
 /** A range of client addresses; `mapped`: given as an IPv4-mapped IPv6 address (`::ffff:a.b.c.d/n`). */
 interface Network { family: 4 | 6, mapped: boolean, prefix: bigint, start: bigint, end: bigint }
@@ -8,6 +18,8 @@ const MAPPED_START = 0xffffn << 32n // ::ffff:0.0.0.0, where IPv4-mapped IPv6 ad
 const MAPPED_PREFIX = 96n
 const IPV4_BITS = 32n
 const IPV6_BITS = 128n
+/** The widest network trusted without TRUST_PROXY_ALLOW_WIDE: a /8 of IPv4 (10.0.0.0/8), a /32 of IPv6 (a site's allocation). */
+const WIDEST = { 4: 8n, 6: 32n } as const
 
 /**
  * TRUST_PROXY: `false`, a hop count, or proxy addresses/networks (a comma-separated list, as
@@ -15,12 +27,31 @@ const IPV6_BITS = 128n
  * name its own address in X-Forwarded-For — and with it dodge every per-address limit — so it is
  * refused, as is an entry proxy-addr could not read (it throws a TypeError at start, `/0` too).
  */
-export function parseTrustProxy (value: string): false | number | string {
+export function parseTrustProxy (value: string, allowWide = false): false | number | string {
   if (value === 'false') return false
   if (/^[0-9]+$/.test(value)) return Number(value)
   const entries = value.split(',').map((a) => a.trim()).filter(Boolean)
-  refuseEverything(entries.map(parseEntry))
+  const networks = entries.map(parseEntry)
+  refuseEverything(networks)
+  if (!allowWide) entries.forEach((entry, i) => { refuseWide(entry, networks[i]) })
   return entries.join(',')
+}
+
+/**
+ * A network far wider than any proxy fleet (half of IPv4 is `0.0.0.0/1`) trusts mostly clients:
+ * each of them could name its own address. Refused unless the operator says it is meant. An
+ * IPv4-mapped network is judged as the IPv4 network it maps (one shorter than /96 matches nobody).
+ */
+function refuseWide (entry: string, network: Network | undefined): void {
+  if (network === undefined) return
+  const ipv4 = network.family === 4 || network.mapped
+  const prefix = network.mapped ? network.prefix - MAPPED_PREFIX : network.prefix
+  if (prefix < 0n) return
+  const [family, limit] = ipv4 ? ['IPv4', WIDEST[4]] : ['IPv6', WIDEST[6]]
+  if (prefix >= limit) return
+  throw new ConfigError(`Invalid configuration: TRUST_PROXY entry ${entry} spans more than a /${limit} of ${family} addresses, ` +
+    'so clients inside it could name their own address; list only the addresses or networks of your proxies, ' +
+    'or set TRUST_PROXY_ALLOW_WIDE=true if they really are spread over such a network')
 }
 
 function invalid (entry: string): ConfigError {

@@ -63,6 +63,8 @@ export type RevocationTarget =
   /** one session; with `userId`, only if it is that user's */
   | { sessionId: string, userId?: string }
   | { userId: string, exceptSessionId?: string }
+  /** the user's live sessions but the `keepNewest` newest (a sign-in past SESSIONS_MAX_PER_USER) */
+  | { userId: string, keepNewest: number }
 
 export interface RevokedSession {
   sessionId: string
@@ -162,6 +164,12 @@ export class SessionRepository {
       if ('sessionId' in target) {
         query = query.where('id', '=', target.sessionId)
         if (target.userId !== undefined) query = query.where('user_id', '=', target.userId)
+      } else if ('keepNewest' in target) {
+        // one statement, so sign-ins at once cannot each keep a different set: the newest stay, whoever runs last
+        const newest = trx.selectFrom('sessions').select('id')
+          .where('user_id', '=', target.userId).where('revoked_at', 'is', null).where('expires_at', '>', now)
+          .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(target.keepNewest)
+        query = query.where('user_id', '=', target.userId).where('expires_at', '>', now).where('id', 'not in', newest)
       } else {
         query = query.where('user_id', '=', target.userId)
         if (target.exceptSessionId !== undefined) query = query.where('id', '!=', target.exceptSessionId)

@@ -20,9 +20,19 @@ export interface CounterStore {
 }
 
 const MEMORY_LIMIT = 100_000
+/** A full map is pruned down to this, so the pruning pass runs once per 10,000 new keys, not per key. */
+const PRUNED_SIZE = 90_000
+
+/** A counter and the ceiling its last reservation was checked against (`hit` has none): at it, the key is locked. */
+interface HeldCounter extends Counter { max: number }
 
 export class MemoryCounterStore implements CounterStore {
-  private readonly counters = new Map<string, Counter>()
+  private readonly counters = new Map<string, HeldCounter>()
+
+  /** How many counters are held (expired ones included until the next pruning). */
+  get size (): number {
+    return this.counters.size
+  }
 
   async hit (key: string, windowMs: number): Promise<Counter> {
     const { count, resetAt } = this.count(key, Number.MAX_SAFE_INTEGER, windowMs)
@@ -42,7 +52,7 @@ export class MemoryCounterStore implements CounterStore {
 
   async peek (key: string): Promise<Counter | undefined> {
     const counter = this.counters.get(key)
-    return counter === undefined || counter.resetAt <= Date.now() ? undefined : { ...counter }
+    return counter === undefined || counter.resetAt <= Date.now() ? undefined : { count: counter.count, resetAt: counter.resetAt }
   }
 
   async reset (key: string): Promise<void> {
@@ -55,19 +65,38 @@ export class MemoryCounterStore implements CounterStore {
     let counter = this.counters.get(key)
     if (counter === undefined || counter.resetAt <= now) {
       if (this.counters.size >= MEMORY_LIMIT) this.prune(now)
-      counter = { count: 0, resetAt: now + windowMs }
+      counter = { count: 0, resetAt: now + windowMs, max }
       this.counters.set(key, counter)
     }
+    counter.max = max
     const allowed = counter.count < max
     if (allowed) counter.count++
-    return { ...counter, allowed }
+    return { count: counter.count, resetAt: counter.resetAt, allowed }
   }
 
-  /** Drops expired windows; if all are live, the oldest go, so memory stays bounded. */
+  /**
+   * Makes room, memory staying bounded: expired windows first; then the live counters with the
+   * fewest hits, oldest first, so a flood of one-attempt keys (sign-ins for random emails) goes
+   * before a subject someone failed on repeatedly; and never a locked one (at its ceiling) while
+   * an unlocked one is left, so a flood cannot free a lock. Only when every live counter is locked
+   * (100,000 subjects each failed to the limit within their window) do the oldest locked ones go.
+   */
   private prune (now: number): void {
     for (const [key, counter] of this.counters) if (counter.resetAt <= now) this.counters.delete(key)
+    let excess = this.counters.size - PRUNED_SIZE
+    if (excess <= 0) return
+    const unlocked = [...this.counters.values()].filter((c) => c.count < c.max).map((c) => c.count).sort((a, b) => a - b)
+    // the counts below `threshold` all go, and the oldest of those at it until enough went
+    const threshold = unlocked[Math.min(excess, unlocked.length) - 1] ?? 0
+    let atThreshold = excess - unlocked.filter((count) => count < threshold).length
+    for (const [key, counter] of this.counters) {
+      if (excess <= 0) return
+      if (counter.count >= counter.max || counter.count > threshold || (counter.count === threshold && atThreshold-- <= 0)) continue
+      this.counters.delete(key)
+      excess--
+    }
     for (const key of this.counters.keys()) {
-      if (this.counters.size < MEMORY_LIMIT) break
+      if (excess-- <= 0) return
       this.counters.delete(key)
     }
   }

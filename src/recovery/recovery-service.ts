@@ -58,6 +58,7 @@ export class RecoveryService {
       if (!slot.allowed) return this.audit({ event: 'password_reset_requested', outcome: 'failure', userId: user.id, detail: 'one mail per minute' }, context)
       const token = newResetToken()
       const now = Date.now()
+      // the minute's allowance counts a mail written, not a request: a failed write gives it back (track logs it), so a retry goes out
       await this.store.transaction(async (tx) => {
         await tx.oneTimeSecrets.issue({
           userId: user.id,
@@ -69,6 +70,9 @@ export class RecoveryService {
         }, false)
         const link = reset.url.replaceAll('{token}', token)
         await tx.mailOutbox.enqueue(passwordResetMail({ to: user.email, link, expiresInMinutes: minutes(reset.ttl) }))
+      }).catch(async (err: unknown) => {
+        await this.counters.release(`reset-mail:${normalized}`)
+        throw err
       })
       this.queued()
       this.audit({ event: 'password_reset_requested', userId: user.id }, context)

@@ -28,6 +28,8 @@ export interface SessionSettings {
   refreshReuseInterval: number
   /** SESSION_MAX_AGE, seconds: no token of a session expires later than its sign-in plus this */
   sessionMaxAge: number
+  /** SESSIONS_MAX_PER_USER: a sign-in beyond it ends the user's oldest sessions; unset, no bound */
+  sessionsMaxPerUser?: number
 }
 
 /**
@@ -113,6 +115,8 @@ export class SessionService {
       ...clientOf(context)
     }, user.credentialsVersion)
     if (!stored) throw new InvalidCredentials()
+    const max = this.settings.sessionsMaxPerUser
+    if (max !== undefined) await this.revoke({ userId: user.id, keepNewest: max }, { reason: 'session_limit' }, context ?? { ip: 'unknown' })
     return this.pair(user, refresh, access)
   }
 

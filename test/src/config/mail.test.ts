@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../../src/config/config.js'
 import { isLoopback, mailConfigured } from '../../../src/config/mail.js'
 import { tempDir, TEST_SECRET } from '../../helper.js'
 
-const PRODUCTION_SECRET = 'a-production-secret-of-48-bytes-XYZ0123456789!?'
+const PRODUCTION_SECRET = 'hXK0Dn4oICBmT860JonwhNbrAU/mliZVZw7hYCVxt+x7NfL/'
 
 function load (t: Test, values: Record<string, unknown>) {
   return loadConfig({ fromEnvironment: false, values: { DATA_DIR: tempDir(t), JWT_SECRET: TEST_SECRET, ...values } })
@@ -48,14 +48,16 @@ t.test('in production TLS is required for every host that is not a loopback addr
   t.equal(load(t, { ...production, SMTP_URL: 'smtp://mail.example.com:587?requireTLS=false' }).mail.smtp?.requireTLS, true, 'the URL cannot turn it off')
   t.equal(load(t, { ...production, SMTP_URL: 'smtp://127.0.0.1:25' }).mail.smtp?.requireTLS, false)
   t.equal(load(t, { ...production, SMTP_URL: 'smtp://localhost:25' }).mail.smtp?.requireTLS, false)
+  t.equal(load(t, { ...production, SMTP_URL: 'smtp://mail.localhost:25' }).mail.smtp?.requireTLS, true, 'a name under .localhost is not loopback')
   t.equal(load(t, { ...production, SMTP_URL: 'smtps://mail.example.com' }).mail.smtp?.secure, true)
   // the negative control: the same host in development is left to STARTTLS when offered
   t.equal(load(t, { SMTP_URL: 'smtp://mail.example.com:587' }).mail.smtp?.requireTLS, false)
 })
 
-t.test('loopback means localhost, 127.0.0.0/8 and ::1 only', async (t) => {
-  for (const host of ['localhost', 'LOCALHOST', 'mail.localhost', '127.0.0.1', '127.8.9.10', '::1', '[::1]', '::ffff:127.0.0.1']) t.equal(isLoopback(host), true, host)
-  for (const host of ['localhost.example.com', '10.0.0.1', '128.0.0.1', '::2', 'example.com', '0.0.0.0', '::']) t.equal(isLoopback(host), false, host)
+t.test('loopback means localhost, 127.0.0.0/8 and ::1 only: a name under .localhost is not one', async (t) => {
+  for (const host of ['localhost', 'LOCALHOST', 'localhost.', '127.0.0.1', '127.8.9.10', '::1', '[::1]', '::ffff:127.0.0.1']) t.equal(isLoopback(host), true, host)
+  // a *.localhost name is only as local as the resolver makes it (/etc/hosts, a DNS server that answers it)
+  for (const host of ['mail.localhost', 'a.b.localhost', 'MAIL.LOCALHOST', 'localhost.example.com', '10.0.0.1', '128.0.0.1', '::2', 'example.com', '0.0.0.0', '::']) t.equal(isLoopback(host), false, host)
 })
 
 t.test('a bad SMTP_URL or MAIL_FROM stops the start with a message naming it', async (t) => {

@@ -51,3 +51,31 @@ for (const [name, make] of stores) {
     await t.rejects(attempt(true), { statusCode: 429, code: 'RATE_LIMITED' })
   })
 }
+
+/* The in-memory store is bounded (MEMORY_LIMIT counters); what it evicts decides whether a flood can free a lock. */
+const LIMITS = { max: 5, windowMs: 60_000, accountMax: 50, accountWindowMs: 60_000, ipv6Prefix: 64 }
+
+t.test('in memory, a locked subject survives a flood of sign-ins for random emails, and the counters stay bounded', async (t) => {
+  const store = new MemoryCounterStore()
+  const throttle = new FailureThrottle(store, LIMITS, 'login_failures')
+  const fail = async (subject: string, ip: string) => await throttle.attempt(subject, ip, async () => ({ ok: false }))
+  for (let i = 0; i < 5; i++) await fail('victim@example.com', '198.51.100.7')
+  await t.rejects(fail('victim@example.com', '198.51.100.7'), { statusCode: 429, code: 'RATE_LIMITED' }, 'locked')
+  for (let i = 0; i < 3; i++) await fail('guessed@example.com', '203.0.113.50')
+
+  // each attempt makes two counters (the pair and the account): 60,000 attempts make 120,000
+  for (let i = 0; i < 60_000; i++) await fail(`flood-${i}@example.com`, `203.0.113.${i % 250}`)
+
+  t.ok(store.size <= 100_000, `bounded: ${store.size} counters`)
+  await t.rejects(fail('victim@example.com', '198.51.100.7'), { statusCode: 429, code: 'RATE_LIMITED' }, 'the victim\'s pair is still locked')
+  t.equal((await store.peek('guessed@example.com:203.0.113.50'))?.count, 3, 'a subject failed on repeatedly outlives one-attempt keys')
+  t.equal(await store.peek('flood-0@example.com:203.0.113.0'), undefined, 'the oldest one-attempt keys went')
+})
+
+t.test('in memory, when every live counter is locked the oldest locked ones go, so memory stays bounded', async (t) => {
+  const store = new MemoryCounterStore()
+  for (let i = 0; i <= 100_000; i++) await store.reserve(`locked-${i}`, 1, 60_000)
+  t.ok(store.size <= 100_000, `bounded: ${store.size} counters`)
+  t.equal(await store.peek('locked-0'), undefined, 'the oldest went')
+  t.equal((await store.reserve('locked-100000', 1, 60_000)).allowed, false, 'the newest is still locked')
+})

@@ -6,7 +6,7 @@ import { MailSender, type SenderOptions } from '../../../src/mail/sender.js'
 import { createMailTransport } from '../../../src/mail/transport.js'
 import { passwordResetMail } from '../../../src/mail/templates.js'
 import type { Store } from '../../../src/db/store.js'
-import { buildFrom, testConfig } from '../../helper.js'
+import { buildFrom, TEST_SECRET, testConfig } from '../../helper.js'
 import { freePort } from '../../mail/aiosmtpd.js'
 import { enqueue, openStore, waitForRow } from '../../mail/outbox.js'
 import { startCaptureServer } from '../../mail/smtp-capture.js'
@@ -92,7 +92,7 @@ t.test('in development without SMTP_URL each mail, link included, is written to 
 
 t.test('in production without SMTP_URL nothing is sent and nothing is logged: the row waits', async (t) => {
   const lines: string[] = []
-  const config = testConfig(t, { APP_ENV: 'production', JWT_SECRET: 'a-production-secret-of-48-bytes-XYZ0123456789!?', LOG_LEVEL: 'info' })
+  const config = testConfig(t, { APP_ENV: 'production', JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info' })
   t.equal(createMailTransport(config.mail, true, quiet), undefined)
   const app = await buildFrom(t, config, { logStream: { write: (line) => { lines.push(line) } } })
   t.equal(app.services.mail.enabled, false)

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { authHeader, changePassword, createUser, login, PASSWORD, rawSql } from '../../../helper.js'
+import { MailOutboxRepository } from '../../../../src/db/mail-outbox.js'
 import { ACCEPTED, codeFor, delivered, INVALID_RESET_TOKEN, NEW_PASSWORD, post, queued, recoveryApp, RESET_URL, resetTokenFor, resetTokenIn } from './support.js'
 
 const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
@@ -131,4 +132,43 @@ t.test('reset-password validates new_password as change-password does', async (t
   t.same(res.json().errors, { new_password: ['The new_password field must be at least 8 characters'] })
   const extra = await post(app, '/auth/reset-password', { token: 'x', new_password: NEW_PASSWORD, user_id: 'me' })
   t.equal(extra.statusCode, 422)
+})
+
+t.test('a forgot-password whose outbox write fails answers the same 202, logs the failure and leaves the minute\'s allowance: the retry sends the mail', async (t) => {
+  const lines: string[] = []
+  const app = await recoveryApp(t, { LOG_LEVEL: 'warn' }, undefined, { logStream: { write: (line) => { lines.push(line) } } })
+  const user = await createUser(app, { email: 'fay@example.com' })
+  // a real write that fails once, as a full disk or a dropped connection makes it fail
+  const enqueue = MailOutboxRepository.prototype.enqueue
+  let failures = 1
+  t.intercept(MailOutboxRepository.prototype, 'enqueue', {
+    value: async function (this: MailOutboxRepository, ...args: Parameters<typeof enqueue>) {
+      if (failures-- > 0) throw new Error('disk I/O error')
+      return await Reflect.apply(enqueue, this, args)
+    }
+  })
+
+  const failed = await post(app, '/auth/forgot-password', { email: user.email })
+  t.equal(failed.statusCode, 202, 'the answer does not depend on the write')
+  t.same(failed.json(), ACCEPTED)
+  t.same(await queued(app), [], 'nothing was written: the token and the row are one transaction')
+  const logged = lines.map((line) => JSON.parse(line) as { level: number, msg: string, err?: { message: string } })
+    .filter((line) => line.msg === 'account recovery: a mail request failed, no mail was queued')
+  t.same(logged.map((line) => [line.level, line.err?.message]), [[40, 'disk I/O error']], 'the failure is logged')
+
+  const retried = await post(app, '/auth/forgot-password', { email: user.email })
+  t.equal(retried.statusCode, 202)
+  t.same(retried.json(), ACCEPTED)
+  t.same((await queued(app)).map((row) => row.to), [user.email], 'the retry within the minute is queued')
+  const token = resetTokenIn((await delivered(app, user.email, 1)).text)
+  const reset = await post(app, '/auth/reset-password', { token, new_password: NEW_PASSWORD })
+  t.equal(reset.statusCode, 200, 'and its link works')
+  t.same(reset.json(), { message: 'Password changed; sign in with the new password' })
+
+  // the allowance still holds once a mail is written: a third request within the minute is silent
+  const before = (await queued(app)).length
+  const third = await post(app, '/auth/forgot-password', { email: user.email })
+  t.equal(third.statusCode, 202)
+  t.same(third.json(), ACCEPTED)
+  t.equal((await queued(app)).length, before, 'no second reset mail within the minute')
 })
