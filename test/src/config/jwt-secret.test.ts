@@ -32,7 +32,6 @@ t.test('production refuses a JWT_SECRET with fewer than 8 distinct characters, n
 
 t.test('the generated development secret file holds exactly the secret, no newline', async (t) => {
   const dir = tempDir(t)
-  t.capture(process, 'emitWarning')
   const config = load({ DATA_DIR: dir })
   const file = join(dir, 'jwt-secret')
   t.equal(readFileSync(file, 'utf8'), config.jwtSecret)
