@@ -26,13 +26,19 @@ export function copyRepository (t: TestContext): string {
 }
 
 /**
- * This checkout's node_modules hard-linked into `dir` (`cp -al`: a second or two, not the minutes
+ * This checkout's node_modules hard-linked into `dir` (`cp -al`: seconds, not the minutes
  * of an install on a 2-core machine). These are the packages `npm ci` installed from the same
  * lockfile (.ci/run does that first); npm replaces a package by writing a new directory, never
  * over the linked files, so an install in the copy cannot change this checkout's.
  */
 export function linkNodeModules (dir: string): void {
-  execFileSync('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')])
+  try {
+    execFileSync('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')], { stdio: 'pipe' })
+  } catch {
+    // the temporary folder on another file system (EXDEV): a real copy, slower but the same tree
+    execFileSync('rm', ['-rf', join(dir, 'node_modules')])
+    execFileSync('cp', ['-a', '--reflink=auto', join(ROOT, 'node_modules'), join(dir, 'node_modules')])
+  }
 }
 
 /** A TCP port free on 127.0.0.1 right now. */
