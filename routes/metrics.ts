@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses } from '../schemas/errors.js'
-import { bearerToken } from '../src/http/credentials.js'
+import { bearerToken, isBlankBearer } from '../src/http/credentials.js'
 import { TokenInvalid, TokenMissing } from '../src/errors.js'
 
 /** Digests have one length, so the comparison takes the same time whatever was presented. */
@@ -23,7 +23,7 @@ const metricsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { hide: true, response: { 200: Type.String(), ...errorResponses(401) } },
     onRequest: (request, _reply, done) => {
       const header = request.headers.authorization
-      if (header === undefined) return done(new TokenMissing())
+      if (header === undefined || isBlankBearer(header)) return done(new TokenMissing())
       const token = bearerToken(header)
       done(token !== undefined && timingSafeEqual(digest(token), expected) ? undefined : new TokenInvalid())
     }

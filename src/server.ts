@@ -35,6 +35,7 @@ async function main (): Promise<void> {
   // imported here, not above: a static import graph is loaded whole before its first module
   // runs, so the young generation would have grown before the hold began
   const { loadConfig } = await import('./config/config.js')
+  const { takeNotices } = await import('./config/notices.js')
   let config
   try {
     config = loadConfig()
@@ -46,7 +47,9 @@ async function main (): Promise<void> {
     throw err
   }
   if (config.workers > 1 && cluster.isPrimary) {
-    runPrimary(config.workers, pino(loggerOptions(config) as LoggerOptions))
+    const log = pino(loggerOptions(config) as LoggerOptions)
+    for (const message of takeNotices()) log.warn(message)
+    runPrimary(config.workers, log)
     releaseYoungGeneration()
     return
   }
@@ -63,6 +66,8 @@ async function main (): Promise<void> {
     }
     throw err
   }
+  // the configuration's notices (a development secret generated) as log lines, once the logger exists
+  for (const message of takeNotices()) app.log.warn(message)
   const sockets = reapIdleSocketsWhileClosing(app)
   // a worker stops on the primary's SIGTERM only: a terminal's Ctrl-C reaches the whole process
   // group, and a second signal would make close-with-grace exit at once instead of draining

@@ -1,6 +1,7 @@
 import { AuditTrail } from '../observers/audit-trail.js'
 import { CLI_CONTEXT } from '../events.js'
 import { loadConfig, type Config } from '../config/config.js'
+import { takeNotices } from '../config/notices.js'
 import { connect, type Store } from '../db/store.js'
 import type { User } from '../db/users.js'
 import { createServices, type Services } from '../services.js'
@@ -58,6 +59,7 @@ export class CliSession {
 
   private async open (): Promise<CliContext> {
     const config = loadConfig()
+    for (const message of takeNotices()) process.stderr.write(`gatehouse: ${message}\n`)
     let store: Store
     // the driver's own error (a refused connection) names the cause better than the 503 the store makes of it
     let driverError: Error | undefined

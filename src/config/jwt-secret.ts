@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { ConfigError } from '../errors.js'
+import { notice } from './notices.js'
 import { readOrGenerateSecret, REGENERATE, replaceSecretFile } from './secret-file.js'
 import { estimateEntropy } from './secret-strength.js'
 
@@ -44,7 +45,7 @@ export function resolveSecret (secret: string | undefined, production: boolean, 
   if (production) throw new ConfigError('Invalid configuration: JWT_SECRET is required when APP_ENV=production')
   const { value, created, file } = readOrGenerateSecret(dataDir, 'jwt-secret', LABEL, () => randomBytes(48).toString('base64url'))
   if (created) {
-    process.emitWarning(`JWT_SECRET is not set: generated a development secret in ${file}. Set JWT_SECRET in production.`)
+    notice(`JWT_SECRET is not set: generated a development secret in ${file}. Set JWT_SECRET in production.`)
     return value
   }
   return checkedFileSecret(file, value)

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 import { generateDataKeyEntry, parseDataKeys, type DataKey } from '../crypto/envelope.js'
 import { durationSetting as duration, parseDuration } from './units.js'
+import { notice } from './notices.js'
 import { readOrGenerateSecret } from './secret-file.js'
 
 export const JWT_ALGORITHMS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const
@@ -88,6 +89,6 @@ export function dataKeys (value: string | undefined, needed: boolean, production
   if (!needed) return undefined
   if (production) throw new ConfigError('Invalid configuration: DATA_ENCRYPTION_KEYS is required when APP_ENV=production and JWT_ALG is not HS256')
   const { value: entry, created, file } = readOrGenerateSecret(dataDir, 'data-encryption-keys', 'development data encryption key file', () => generateDataKeyEntry())
-  if (created) process.emitWarning(`DATA_ENCRYPTION_KEYS is not set: generated a development key in ${file}. Set DATA_ENCRYPTION_KEYS in production.`)
+  if (created) notice(`DATA_ENCRYPTION_KEYS is not set: generated a development key in ${file}. Set DATA_ENCRYPTION_KEYS in production.`)
   return parseDataKeys(entry, `DATA_ENCRYPTION_KEYS (from ${file})`)
 }

@@ -14,6 +14,17 @@ function hasBearerScheme (header: string): boolean {
   return true
 }
 
+/**
+ * True for a Bearer header with nothing after the scheme but spaces: what `Bearer $TOKEN` sends when
+ * the variable is unset (an HTTP parser drops the trailing spaces, so over a socket it is `Bearer`).
+ * It presents no token, so it is answered as a missing one (token_missing), not a malformed one.
+ */
+export function isBlankBearer (header: string): boolean {
+  if (!hasBearerScheme(header)) return false
+  for (let i = SCHEME.length; i < header.length; i++) if (header.charCodeAt(i) !== SPACE) return false
+  return true
+}
+
 /** RFC 6750 b64token characters: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" (then "=" padding). */
 const TOKEN_CHARS = new Uint8Array(128)
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/') TOKEN_CHARS[c.charCodeAt(0)] = 1
@@ -56,7 +67,8 @@ export interface CredentialCarrier {
 /**
  * The one reader of the access credential: the Authorization header when it uses the Bearer
  * scheme (and then never the cookie, even when the header is malformed), else the access cookie.
- * Undefined when the request presents neither; another scheme (Basic) counts as none.
+ * Undefined when the request presents neither, or a blank Bearer header (and then never the
+ * cookie either: the header was meant); another scheme (Basic) counts as none.
  * `isKnownToken` names the tokens verified here before: one presented exactly as issued
  * (`Bearer`, one space, the token) is then taken without the character-by-character read, which
  * would only confirm what its verification did (a 600-character scan on every request).
@@ -64,6 +76,7 @@ export interface CredentialCarrier {
 export function readAccessCredential (request: CredentialCarrier, isKnownToken?: (candidate: string) => boolean): AccessCredential | undefined {
   const header = request.headers.authorization
   if (header !== undefined && hasBearerScheme(header)) {
+    if (isBlankBearer(header)) return undefined
     if (isKnownToken !== undefined && header.charCodeAt(SCHEME.length) === SPACE) {
       const candidate = header.slice(SCHEME.length + 1)
       if (isKnownToken(candidate)) return { source: 'bearer', token: candidate }

@@ -26,3 +26,21 @@ t.test('a Bearer header padded with 16,000 spaces is token_invalid on every rout
   })
   t.equal(responses[routes.length]?.statusCode, 200, 'the refresh cookie is spent without the CSRF check')
 })
+
+const MISSING = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }
+
+t.test('an empty Bearer header (an unset $ACCESS_TOKEN) is token_missing with a bare Bearer challenge, never the cookie', async (t) => {
+  const app = await build(t, { METRICS_ENABLED: true, METRICS_TOKEN: 'scrape-token-0123456789abcdef' })
+  const user = await createUser(app)
+  const { access_token: accessToken } = await login(app, user)
+  // `Bearer ` as a shell sends "Bearer $ACCESS_TOKEN" with the variable unset; an HTTP parser
+  // drops trailing spaces, so over a socket it arrives as `Bearer`
+  for (const authorization of ['Bearer ', 'Bearer', 'bearer   ']) {
+    for (const [method, url] of [['GET', '/auth/me'], ['GET', `/api/users/${user.id}`], ['GET', '/auth/verify'], ['GET', '/metrics']] as const) {
+      const res = await app.inject({ method, url, headers: { authorization }, cookies: { access_token: accessToken } })
+      t.equal(res.statusCode, 401, `${JSON.stringify(authorization)} ${url}`)
+      t.equal(res.headers['www-authenticate'], 'Bearer realm="gatehouse"', `${JSON.stringify(authorization)} ${url}`)
+      t.same(res.json(), MISSING, `${JSON.stringify(authorization)} ${url}`)
+    }
+  }
+})

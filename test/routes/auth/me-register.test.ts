@@ -59,7 +59,7 @@ t.test('GET /auth/me with a bad token is token_invalid with an invalid_token cha
   const { access_token: token } = await login(app, user)
   const [header, payload] = token.split('.')
   const forged = `${header}.${payload}.${Buffer.from('forged').toString('base64url')}`
-  for (const [name, authorization] of [['garbage', 'Bearer garbage'], ['a forged signature', `Bearer ${forged}`], ['an empty Bearer', 'Bearer ']] as const) {
+  for (const [name, authorization] of [['garbage', 'Bearer garbage'], ['a forged signature', `Bearer ${forged}`]] as const) {
     const res = await app.inject({ method: 'GET', url: '/auth/me', headers: { authorization } })
     t.equal(res.statusCode, 401, name)
     t.strictSame(res.json(), tokenInvalid, name)

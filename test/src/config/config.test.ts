@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { ConfigError, loadConfig } from '../../../src/config/config.js'
 import { parseDuration } from '../../../src/config/units.js'
+import { takeNotices } from '../../../src/config/notices.js'
 import { tempDir, TEST_SECRET } from '../../helper.js'
 import { startServer } from '../../process/server-process.js'
 
@@ -127,19 +128,19 @@ t.test('APP_ENV=production without JWT_SECRET is refused and generates nothing',
 
 t.test('development without JWT_SECRET generates one in DATA_DIR (mode 0600) and reuses it', async (t) => {
   const dir = join(tempDir(t), 'nested')
-  const warnings = t.capture(process, 'emitWarning')
+  takeNotices()
   const first = load({ DATA_DIR: dir })
   t.ok(first.jwtSecret.length >= 43, 'at least 32 random bytes')
   const file = join(dir, 'jwt-secret')
   t.equal(statSync(file).mode & 0o777, 0o600)
   t.equal(readFileSync(file, 'utf8').trim(), first.jwtSecret)
-  const emitted = warnings.args()
-  t.equal(emitted.length, 1)
-  t.match(String(emitted[0]?.[0]), /^JWT_SECRET is not set: generated a development secret in .*jwt-secret/)
+  const notices = takeNotices()
+  t.equal(notices.length, 1)
+  t.match(notices[0], /^JWT_SECRET is not set: generated a development secret in .*jwt-secret/)
 
   const second = load({ DATA_DIR: dir })
   t.equal(second.jwtSecret, first.jwtSecret)
-  t.equal(warnings.args().length, 0, 'no second warning for a secret that exists')
+  t.same(takeNotices(), [], 'no second notice for a secret that exists')
 })
 
 t.test('ADMIN_EMAIL without ADMIN_PASSWORD is refused', async (t) => {

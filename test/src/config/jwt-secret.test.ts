@@ -85,7 +85,6 @@ t.test('production takes real generated secrets: 32 random bytes as base64, base
 
 t.test('the generated development secret file holds exactly the secret, no newline', async (t) => {
   const dir = tempDir(t)
-  t.capture(process, 'emitWarning')
   const config = load({ DATA_DIR: dir })
   const file = join(dir, 'jwt-secret')
   t.equal(readFileSync(file, 'utf8'), config.jwtSecret)

@@ -36,7 +36,6 @@ t.test('the data folder is created 0700 and gatehouse.db, -wal and -shm are 0600
 
 t.test('the data folder created for the development secret is 0700', async (t) => {
   withUmask022(t)
-  t.capture(process, 'emitWarning')
   const dataDir = join(tempDir(t), 'data')
   await appWithWrites(t, { DATA_DIR: dataDir, JWT_SECRET: undefined, DATABASE_URL: 'sqlite::memory:' })
   t.same({ dir: modeOf(dataDir), secret: modeOf(join(dataDir, 'jwt-secret')) }, { dir: '700', secret: '600' })

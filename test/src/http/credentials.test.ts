@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bearerToken, readAccessCredential, type CredentialCarrier } from '../../../src/http/credentials.js'
+import { bearerToken, isBlankBearer, readAccessCredential, type CredentialCarrier } from '../../../src/http/credentials.js'
 import { regexInputsDuring } from '../../helper.js'
 
 function request (authorization?: string, cookie?: string): CredentialCarrier {
@@ -8,11 +8,19 @@ function request (authorization?: string, cookie?: string): CredentialCarrier {
 
 t.test('the Bearer header is read before the cookie, and a malformed one never falls back to it', async (t) => {
   t.same(readAccessCredential(request('Bearer abc.def.ghi', 'from-cookie')), { source: 'bearer', token: 'abc.def.ghi' })
-  t.same(readAccessCredential(request('Bearer', 'from-cookie')), { source: 'bearer', token: undefined })
+  t.same(readAccessCredential(request('Bearer x y', 'from-cookie')), { source: 'bearer', token: undefined })
   t.same(readAccessCredential(request(undefined, 'from-cookie')), { source: 'cookie', token: 'from-cookie' })
   t.same(readAccessCredential(request('Basic dXNlcjpwYXNz', 'from-cookie')), { source: 'cookie', token: 'from-cookie' }, 'another scheme counts as none')
   t.equal(readAccessCredential(request('Basic dXNlcjpwYXNz')), undefined)
   t.equal(readAccessCredential(request()), undefined)
+})
+
+t.test('a blank Bearer header (the scheme, then nothing but spaces) presents no credential, and never falls back to the cookie', async (t) => {
+  for (const header of ['Bearer', 'Bearer ', 'bearer    ']) {
+    t.equal(isBlankBearer(header), true, JSON.stringify(header))
+    t.equal(readAccessCredential(request(header, 'from-cookie')), undefined, JSON.stringify(header))
+  }
+  for (const header of ['Bearer x', 'Bearer \t', 'Basic ', 'Bear', '']) t.equal(isBlankBearer(header), false, JSON.stringify(header))
 })
 
 t.test('bearerToken reads the RFC 6750 form: the scheme in any case, one or more spaces, one token', async (t) => {
