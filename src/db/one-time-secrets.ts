@@ -83,15 +83,17 @@ export class OneTimeSecretRepository {
   }
 
   /**
-   * Counts a failed second factor on a live reset token; the failure that reaches `maxFailures`
-   * spends it. One statement each, so concurrent failures are all counted.
+   * Counts an attempt on a live reset token before its second factor is checked (reserve first:
+   * concurrent codes cannot outrun the limit); none when the token is not live or its attempts
+   * are used up.
    */
-  async countResetFailure (secretHash: string, maxFailures: number, now: string): Promise<void> {
-    await this.db.updateTable('one_time_secrets')
+  async reserveResetAttempt (secretHash: string, maxAttempts: number, now: string): Promise<{ id: string, attempts: number } | undefined> {
+    const row = await this.db.updateTable('one_time_secrets')
       .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-      .where(liveReset(secretHash, now)).execute()
-    await this.db.updateTable('one_time_secrets').set({ spent_at: now })
-      .where(liveReset(secretHash, now)).where('attempts', '>=', maxFailures).execute()
+      .where(liveReset(secretHash, now)).where('attempts', '<', maxAttempts)
+      .returning(['id', 'attempts'])
+      .executeTakeFirst()
+    return row && { id: row.id, attempts: row.attempts }
   }
 
   /** Spends one secret; false when it was spent meanwhile. */

@@ -35,7 +35,7 @@ for (const [name, make] of stores) {
 
   t.test(`a check that throws gives its attempt back; a failed one keeps it; a success resets (${name})`, async (t) => {
     const store = await make(t)
-    const throttle = new FailureThrottle(store, { max: 2, windowMs: 60_000, accountMax: 100, accountWindowMs: 60_000, ipv6Prefix: 64 }, 'login_failures')
+    const throttle = new FailureThrottle({ store, limits: { max: 2, windowMs: 60_000, accountMax: 100, accountWindowMs: 60_000, ipv6Prefix: 64 }, name: 'login_failures' })
     const attempt = async (ok: boolean) => await throttle.attempt('s', '192.0.2.1', async () => ({ ok }))
     await t.rejects(throttle.attempt('s', '192.0.2.1', async () => { throw new Error('database down') }), { message: 'database down' })
     t.equal(await store.peek('s:192.0.2.1'), undefined, 'an error is not a guess')

@@ -12,7 +12,7 @@ t.test('with the features off the service queues nothing and accepts no code', a
   app.services.recovery.requestCode(user.email, 'login', { ip: '127.0.0.1' })
   await app.services.recovery.settled()
   t.same(await app.store.mailOutbox.list(), [])
-  await t.rejects(app.services.recovery.verifyCode(user.email, '123456', 'login', { ip: '127.0.0.1' }), InvalidOtp)
+  await t.rejects(app.services.recovery.verifyCode({ email: user.email, code: '123456', purpose: 'login' }, { ip: '127.0.0.1' }), InvalidOtp)
 })
 
 t.test('a mail request that fails after the answer is logged, never thrown, and writes nothing', async (t) => {
