@@ -106,7 +106,7 @@ export async function createServices ({ config, store, log, counters = new Memor
   const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
   const keys = new KeyService({ store, config, ring, envelope, audit, revocations, onRevoked: () => { tokens.cache.clear() }, log })
   const recovery = new RecoveryService({
-    store, hasher, secrets: new SecretHasher(config.jwtSecret), sessions, counters, settings: config, audit, log, queued: () => { mail.wake() }, twoFactor
+    store, hasher, secrets: new SecretHasher(config.jwtSecret), sessions, counters, settings: config, audit, log, queued: () => { mail.wake() }, twoFactor, signIns: throttles.login, events
   })
 
   async function bootstrapAdmin (): Promise<void> {

@@ -168,6 +168,11 @@ export class FailureThrottle {
     return result
   }
 
+  /** Whether the subject completed a check from this address (its address group) in the last 30 days. */
+  async isOwn (subject: string, ip: string): Promise<boolean> {
+    return await this.owned.peek(`own:${subject}:${addressGroup(ip, this.limits.ipv6Prefix)}`) !== undefined
+  }
+
   /** A sign-in that a pending check began has completed (its second factor proven elsewhere): the success `attempt` did not count. */
   async completed (subject: string, ip: string): Promise<void> {
     const pair = `${subject}:${addressGroup(ip, this.limits.ipv6Prefix)}`

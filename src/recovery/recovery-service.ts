@@ -9,7 +9,9 @@ import { emailCodeMail, passwordChangedMail, passwordResetMail } from '../mail/t
 import { newEmailCode, newResetToken, sameHash, type SecretHasher } from '../crypto/one-time-secrets.js'
 import type { PasswordHasher } from '../crypto/passwords.js'
 import type { SessionService } from '../sessions/session-service.js'
-import type { CounterStore } from '../limits/throttle.js'
+import type { CounterStore, FailureThrottle } from '../limits/throttle.js'
+import { AccountBound } from '../limits/account-bound.js'
+import type { ServiceEvents } from '../events.js'
 import type { FactorProof, TwoFactorService } from '../two-factor/two-factor-service.js'
 import { normalizeEmail } from '../accounts/users.js'
 
@@ -34,7 +36,14 @@ export interface RecoveryServiceOptions {
   queued?: (() => void) | undefined
   /** TOTP (ENABLE_TOTP): a reset needs a code, an email-code sign-in ends in the challenge */
   twoFactor?: TwoFactorService | undefined
+  /** the sign-in throttle: its record of the addresses each account signed in from */
+  signIns?: FailureThrottle | undefined
+  events?: ServiceEvents | undefined
 }
+
+/** What an unknown address is checked against, so it costs what a known one does (one reserve, one keyed hash, one comparison). */
+const NO_USER = '00000000-0000-0000-0000-000000000000'
+const NO_HASH = '-'.repeat(43)
 
 /** Thrown inside a reset's transaction to roll it back: the recovery code was used meanwhile. */
 class RecoveryCodeSpent extends Error {}
@@ -62,6 +71,9 @@ export class RecoveryService {
   private readonly log: Pick<CoreLogger, 'warn'>
   private readonly queued: () => void
   private readonly twoFactor: TwoFactorService | undefined
+  private readonly signIns: FailureThrottle | undefined
+  /** wrong email codes per address, from every client address (EMAIL_OTP_ACCOUNT_MAX_FAILURES) */
+  private readonly codeFailures: AccountBound
 
   constructor (options: RecoveryServiceOptions) {
     this.store = options.store
@@ -73,6 +85,9 @@ export class RecoveryService {
     this.audit = options.audit
     this.log = options.log
     this.twoFactor = options.twoFactor
+    this.signIns = options.signIns
+    const failures = options.settings.emailOtp?.accountFailures ?? { max: 1, window: 1 }
+    this.codeFailures = new AccountBound({ store: options.counters, max: failures.max, windowMs: failures.window * 1000, name: 'email_code_failures', events: options.events })
     this.queued = options.queued ?? (() => {})
   }
 
@@ -174,6 +189,7 @@ export class RecoveryService {
       const normalized = normalizeEmail(email)
       const user = await this.store.users.findByEmail(normalized)
       if (user === undefined) return this.audit({ event: 'email_code_requested', outcome: 'failure', email: normalized, detail: `${purpose}: unknown address` }, context)
+      if (!await this.mailAllowed(normalized, otp.accountMails, context)) return this.audit({ event: 'email_code_requested', outcome: 'failure', userId: user.id, detail: `${purpose}: account mail bound` }, context)
       const code = newEmailCode()
       const now = Date.now()
       await this.store.transaction(async (tx) => {
@@ -193,22 +209,49 @@ export class RecoveryService {
   }
 
   /**
+   * Whether a code mail may go to the account: always when asked for from an address it signed
+   * in from (so nobody elsewhere can stop the real user getting a code there), else within the
+   * per-account bound (EMAIL_OTP_ACCOUNT_MAX_MAILS), so nobody can flood the user's mailbox.
+   */
+  private async mailAllowed (email: string, bound: { max: number, window: number }, context: RequestContext): Promise<boolean> {
+    if (await this.signIns?.isOwn(`login:${email}`, context.ip) === true) return true
+    return (await this.counters.reserve(`code-mail:${email}`, bound.max, bound.window * 1000)).allowed
+  }
+
+  /**
    * verify-otp: an attempt is counted on the live code before it is compared, so concurrent
    * guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS; the attempt that uses the last one spends it.
+   * Wrong codes also count per address across every client (EMAIL_OTP_ACCOUNT_MAX_FAILURES), an
+   * unknown address too, so a 429 tells nothing about which accounts exist.
    */
   async verifyCode ({ email, code, purpose, remember = false }: CodeAttempt, context: RequestContext): Promise<CodeOutcome> {
     const otp = this.settings.emailOtp
-    const user = await this.store.users.findByEmail(normalizeEmail(email))
-    if (otp === undefined || user === undefined) return this.codeFailed(undefined, purpose, context)
-    const now = iso(Date.now())
-    const reserved = await this.store.oneTimeSecrets.reserveAttempt(user.id, purpose, otp.maxAttempts, now)
-    if (reserved === undefined) return this.codeFailed(user, purpose, context)
-    if (!sameHash(reserved.secretHash, this.secrets.codeHash(user.id, purpose, code))) {
-      if (reserved.attempts >= otp.maxAttempts) await this.store.oneTimeSecrets.spend(reserved.id, now)
-      return this.codeFailed(user, purpose, context)
-    }
-    if (!await this.store.oneTimeSecrets.spend(reserved.id, now)) return this.codeFailed(user, purpose, context)
+    const normalized = normalizeEmail(email)
+    const user = await this.store.users.findByEmail(normalized)
+    if (otp === undefined) return this.codeFailed(undefined, purpose, context)
+    const slot = await this.codeFailures.reserve(normalized)
+    if (!slot.allowed) this.codeFailures.refuse(slot)
+    const matched = await this.codeMatches(user?.id ?? NO_USER, { code, purpose }, otp.maxAttempts)
+    if (user === undefined || !matched) return this.codeFailed(user, purpose, context)
+    await this.codeFailures.release(normalized, slot)
     return await this.codeAccepted(user, purpose, context, remember)
+  }
+
+  /**
+   * Whether `code` is the user's live code of its purpose, spending it when right (or when the
+   * wrong guess used its last attempt). An unknown address (NO_USER) goes through the same
+   * statement, keyed hash and comparison, so its answer takes the time a known one's does.
+   */
+  private async codeMatches (userId: string, { code, purpose }: { code: string, purpose: CodePurpose }, maxAttempts: number): Promise<boolean> {
+    const now = iso(Date.now())
+    const reserved = await this.store.oneTimeSecrets.reserveAttempt(userId, purpose, maxAttempts, now)
+    const matches = sameHash(reserved?.secretHash ?? NO_HASH, this.secrets.codeHash(userId, purpose, code))
+    if (reserved === undefined) return false
+    if (!matches) {
+      if (reserved.attempts >= maxAttempts) await this.store.oneTimeSecrets.spend(reserved.id, now)
+      return false
+    }
+    return await this.store.oneTimeSecrets.spend(reserved.id, now)
   }
 
   private async codeAccepted (user: User, purpose: CodePurpose, context: RequestContext, remember: boolean): Promise<CodeOutcome> {
