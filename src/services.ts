@@ -95,6 +95,7 @@ export async function createServices ({ config, store, log, counters = new Memor
       hasher,
       sessions,
       envelope,
+      dataKeys: config.dataEncryptionKeys ?? [],
       throttles,
       bound: new AccountBound({ store: counters, max: config.totp.maxFailures, windowMs: config.totp.failureWindow * 1000, name: 'second_factor_failures', events }),
       audit,

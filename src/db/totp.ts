@@ -67,18 +67,18 @@ export class TotpRepository {
       .execute()
   }
 
-  /** Uses a recovery code once: false when it is not the user's, or was used already. */
-  async useRecoveryCode (userId: string, hash: string, now: string): Promise<boolean> {
+  /** Uses a recovery code once, given every form its hash may be stored in: false when it is not the user's, or was used already. */
+  async useRecoveryCode (userId: string, hashes: string[], now: string): Promise<boolean> {
     const result = await this.db.updateTable('recovery_codes').set({ used_at: now })
-      .where('user_id', '=', userId).where('code_hash', '=', hash).where('used_at', 'is', null)
+      .where('user_id', '=', userId).where('code_hash', 'in', hashes).where('used_at', 'is', null)
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   }
 
   /** Whether an unused recovery code of the user has this hash (a look, spending nothing). */
-  async hasRecoveryCode (userId: string, hash: string): Promise<boolean> {
+  async hasRecoveryCode (userId: string, hashes: string[]): Promise<boolean> {
     const row = await this.db.selectFrom('recovery_codes').select('id')
-      .where('user_id', '=', userId).where('code_hash', '=', hash).where('used_at', 'is', null)
+      .where('user_id', '=', userId).where('code_hash', 'in', hashes).where('used_at', 'is', null)
       .executeTakeFirst()
     return row !== undefined
   }

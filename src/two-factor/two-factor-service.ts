@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto'
 import { KeyedHash } from '../crypto/keyed-hash.js'
 import type { AuditSink, RequestContext } from '../events.js'
-import type { Envelope } from '../crypto/envelope.js'
+import type { DataKey, Envelope } from '../crypto/envelope.js'
 import type { Store } from '../db/store.js'
 import type { User } from '../db/users.js'
 import { InvalidOtp, InvalidPassword, NotFound, TokenRevoked, TotpAlreadyEnabled } from '../errors.js'
@@ -34,6 +34,8 @@ export interface TwoFactorOptions {
   hasher: PasswordHasher
   sessions: SessionService
   envelope: Envelope
+  /** DATA_ENCRYPTION_KEYS, the first the current one: recovery codes are keyed with a key derived from it */
+  dataKeys: DataKey[]
   throttles: AuthThrottles
   /** wrong second-factor codes per account, from every address (SECOND_FACTOR_MAX_FAILURES) */
   bound: AccountBound
@@ -50,6 +52,11 @@ export interface TwoFactorOptions {
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
+/** What a recovery code's HMAC is taken of: bound to its user, without case, dashes or spaces, as people type them. */
+function recoveryInput (userId: string, code: string): string {
+  return `recovery\0${userId}\0${code.toLowerCase().replace(/[\s-]/g, '')}`
+}
+
 /** Ten recovery codes, `xxxxx-xxxxx`, uniformly drawn. */
 function newRecoveryCodes (): string[] {
   const one = () => Array.from({ length: 10 }, () => RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)]).join('')
@@ -64,9 +71,12 @@ function newRecoveryCodes (): string[] {
  */
 export class TwoFactorService {
   private readonly hash: KeyedHash
+  /** one keyed hash per data encryption key, the current one first */
+  private readonly recoveryKeys: Array<{ id: string, hash: KeyedHash }>
 
   constructor (private readonly options: TwoFactorOptions, jwtSecret: string) {
     this.hash = new KeyedHash(jwtSecret, 'gatehouse second factor')
+    this.recoveryKeys = options.dataKeys.map(({ id, key }) => ({ id, hash: new KeyedHash(key, 'gatehouse recovery codes') }))
   }
 
   /** Whether the user signs in with a second factor (an active one; a pending factor does not count). */
@@ -193,7 +203,7 @@ export class TwoFactorService {
       return step !== undefined && await store.totp.acceptStep({ userId, state: 'active', step, now: iso(nowMs) })
     }
     if (proof.recoveryCode === undefined) return false
-    return await store.totp.useRecoveryCode(userId, this.recoveryHash(userId, proof.recoveryCode), iso(nowMs))
+    return await store.totp.useRecoveryCode(userId, this.recoveryCandidates(userId, proof.recoveryCode), iso(nowMs))
   }
 
   /** `proves`, inside the login throttle of the user's email (a wrong code counts as a failed sign-in) and the account's bound. */
@@ -241,13 +251,13 @@ export class TwoFactorService {
     const proof: FactorProof = /^[0-9]{6}$/.test(code) ? { code } : { recoveryCode: code }
     const check = proof.code !== undefined
       ? async () => await this.proves(user.id, proof)
-      : async () => await this.options.store.totp.hasRecoveryCode(user.id, this.recoveryHash(user.id, code))
+      : async () => await this.options.store.totp.hasRecoveryCode(user.id, this.recoveryCandidates(user.id, code))
     return await this.provesBounded(user, proof, check) ? proof : undefined
   }
 
   /** Spends a recovery code `checkResetCode` accepted, in the caller's transaction; false when it was used meanwhile. */
   async spendRecoveryCode (tx: Store, userId: string, code: string): Promise<boolean> {
-    return await tx.totp.useRecoveryCode(userId, this.recoveryHash(userId, code), iso(this.options.clock()))
+    return await tx.totp.useRecoveryCode(userId, this.recoveryCandidates(userId, code), iso(this.options.clock()))
   }
 
   private async remove (user: User, actorId: string, context: RequestContext): Promise<void> {
@@ -294,9 +304,24 @@ export class TwoFactorService {
     return this.options.envelope.open(sealed, `totp:${userId}`).toString('utf8')
   }
 
-  /** Recovery codes are compared without case, dashes or spaces, as people type them. */
+  /**
+   * A recovery code as stored: `k:<key id>:<HMAC>` under the current data encryption key, so a
+   * JWT_SECRET rotation leaves it working. Codes are compared without case, dashes or spaces.
+   */
   private recoveryHash (userId: string, code: string): string {
-    return this.mac(`recovery\0${userId}\0${code.toLowerCase().replace(/[\s-]/g, '')}`)
+    const [current] = this.recoveryKeys
+    if (current === undefined) throw new Error('TOTP needs DATA_ENCRYPTION_KEYS')
+    return `k:${current.id}:${current.hash.of(recoveryInput(userId, code))}`
+  }
+
+  /**
+   * Every form a stored code of this text may have: under each data encryption key (a retired key
+   * stays listed until its codes are replaced), and — for sets made before keys were used — the
+   * bare HMAC under the JWT_SECRET key, which keeps verifying until used or replaced.
+   */
+  private recoveryCandidates (userId: string, code: string): string[] {
+    const input = recoveryInput(userId, code)
+    return [...this.recoveryKeys.map(({ id, hash }) => `k:${id}:${hash.of(input)}`), this.mac(input)]
   }
 
   private mac (input: string): string {
