@@ -83,7 +83,7 @@ export async function createServices ({ config, store, log, counters = new Memor
   const audit: AuditSink = (record, context) => { events.emit('audit', { record, context }) }
   const revocations = new RevocationIndex()
   const throttles = createThrottles(config, counters, events)
-  const sessions = new SessionService(store, tokens, revocations, config, audit)
+  const sessions = new SessionService({ store, tokens, index: revocations, settings: config, audit })
   const users = new UserService(store, hasher, sessions, audit)
   const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
   const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
