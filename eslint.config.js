@@ -124,15 +124,6 @@ export default [
   },
   {
     files: ['src/**/*.{ts,cts}'],
-    // TODO(merge): the security branch turns these constructors and methods into options objects;
-    // drop this list once it is merged
-    ignores: [
-      'src/accounts/sign-in.ts',
-      'src/recovery/recovery-service.ts',
-      'src/limits/throttle.ts',
-      'src/sessions/session-service.ts',
-      'src/db/totp.ts'
-    ],
     rules: { 'max-params': ['error', 4] }
   }
 ]

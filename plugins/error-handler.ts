@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import {
-  catalogueCode, catalogueEntry, denialOf, DETAIL, MethodNotAllowed, MFA_METHODS, MfaChallengeIssued, NotFound, RateLimited, ValidationFailed, type ErrorCode
+  catalogueCode, catalogueEntry, denialOf, DETAIL, MethodNotAllowed, NotFound, RateLimited, ValidationFailed, type ErrorCode
 } from '../src/errors.js'
 import { IdParams } from '../schemas/common.js'
 import { toValidationFailed } from '../src/validation/index.js'
@@ -48,9 +48,6 @@ interface ErrorBody {
   request_id?: string
   reason?: string
   required_roles?: string[]
-  mfa_token?: string
-  methods?: string[]
-  expires_in?: number
 }
 
 type Thrown = Error & { code?: string, statusCode?: number }
@@ -162,9 +159,6 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     if (error instanceof RateLimited) reply.header('retry-after', String(error.retryAfter))
     const title = titleOf(code, status)
     if (error instanceof ValidationFailed) return send(reply, status, { error: title, message, code, errors: error.errors, details: error.details })
-    if (error instanceof MfaChallengeIssued) {
-      return send(reply, status, denied(reply, { error: title, message, code, mfa_token: error.mfaToken, methods: [...MFA_METHODS], expires_in: error.expiresIn }, error))
-    }
     return send(reply, status, denied(reply, { error: title, message, code }, error))
   }
 

@@ -6,6 +6,7 @@ import { PaginationMeta, UserListQuery } from './users.js'
 export const AUDIT_EVENTS = [
   'login_succeeded',
   'login_failed',
+  'mfa_challenge_issued',
   'refreshed',
   'refresh_reuse_detected',
   'logged_out',

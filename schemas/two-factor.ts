@@ -62,12 +62,22 @@ export const DisableTotpRequest = Type.Object({
 }, { additionalProperties: false, ...EXACTLY_ONE_CODE, description: 'The password and exactly one of `code` and `recovery_code`' })
 export type DisableTotpRequest = Static<typeof DisableTotpRequest>
 
+/** The ways a challenge can be finished, in the order a client should offer them; later factors (passkeys) add theirs here. */
+export const MFA_METHODS = ['totp', 'recovery_code'] as const
+export type MfaMethod = typeof MFA_METHODS[number]
+
+/**
+ * The answer to a right first factor of an account with a second one: the sign-in's outcome, not
+ * an error (src/accounts/sign-in.ts returns it, src/http/presenters.ts shapes it). It keeps the
+ * ErrorResponse fields, so a client that switches on `code` needs nothing new.
+ */
 export const MfaChallenge = Type.Object({
   error: Type.Literal('Forbidden'),
   message: Type.String(),
   code: Type.Literal('mfa_required'),
   reason: Type.Literal('mfa_required', { description: 'why access was denied, as on every 403' }),
   mfa_token: Type.String({ description: 'single use; send it to `POST /auth/verify-2fa` with a code' }),
-  methods: Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')])),
+  methods: Type.Array(Type.Union(MFA_METHODS.map((method) => Type.Literal(method)))),
   expires_in: Type.Integer({ description: 'seconds the challenge lives' })
 }, { $id: 'MfaChallenge', description: 'The password (or email code) was right; the account needs its second factor. No tokens, no cookies, no session yet' })
+export type MfaChallenge = Static<typeof MfaChallenge>

@@ -113,19 +113,6 @@ export const TotpAlreadyEnabled = catalogued('totp_already_enabled')
 /** 403: a reset (or another action) of an account with a second factor, without a valid code */
 export const MfaRequired = catalogued('mfa_required')
 
-/** The sign-in methods a challenge can be finished with. */
-export const MFA_METHODS = ['totp', 'recovery_code'] as const
-
-/** 403 `mfa_required` to a sign-in whose first factor was right: the challenge to finish it with. */
-export class MfaChallengeIssued extends MfaRequired {
-  readonly mfaToken: string
-  readonly expiresIn: number
-  constructor (mfaToken: string, expiresIn: number) {
-    super()
-    this.mfaToken = mfaToken
-    this.expiresIn = expiresIn
-  }
-}
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
 export const NotImplemented = catalogued('not_implemented')
 export const ServiceUnavailable = catalogued('service_unavailable')

@@ -36,7 +36,7 @@ export type AuditSink = (record: AuditRecord, context: RequestContext) => void
  * The limits a 429 can come from. Only these fixed names travel in events and metric labels
  * (never a user, an address or a path parameter), so the number of series stays bounded.
  */
-export const LIMITERS = ['login_rate', 'refresh_rate', 'mail_rate', 'login_failures', 'password_failures', 'other'] as const
+export const LIMITERS = ['login_rate', 'refresh_rate', 'mail_rate', 'login_failures', 'password_failures', 'second_factor_failures', 'email_code_failures', 'other'] as const
 export type Limiter = typeof LIMITERS[number]
 
 /** What the services report, for whoever observes them (metrics, the audit trail). */

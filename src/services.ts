@@ -12,6 +12,7 @@ import { RevocationIndex } from './revocations/revocation-index.js'
 import { deferRevocations, startRevocations } from './revocations/start.js'
 import { SessionService } from './sessions/session-service.js'
 import { FailureThrottle, MemoryCounterStore, type AuthThrottles, type CounterStore } from './limits/throttle.js'
+import { AccountBound } from './limits/account-bound.js'
 import { Envelope } from './crypto/envelope.js'
 import { KeyChanges } from './keys/key-changes.js'
 import { KeyRing } from './keys/key-ring.js'
@@ -106,18 +107,33 @@ export async function createServices (options: ServiceOptions): Promise<Services
   const audit: AuditSink = (record, context) => { events.emit('audit', { record, context }) }
   const revocations = new RevocationIndex()
   const throttles = createThrottles(config, counters, events)
-  const sessions = new SessionService(store, tokens, revocations, config, audit)
+  const sessions = new SessionService({ store, tokens, index: revocations, settings: config, audit })
   const users = new UserService(store, hasher, sessions, audit)
   const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
   const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
   // config-totp.ts guarantees the keys whenever TOTP is on; otpauth and qrcode are loaded only then
   const twoFactor = config.totp === undefined || envelope === undefined
     ? undefined
-    : new (await import('./two-factor/two-factor-service.js')).TwoFactorService({ store, hasher, sessions, envelope, throttles, audit, issuer: config.totp.issuer, notify: mailConfigured(config), queued: () => { mail.wake() }, clock }, config.jwtSecret)
-  const auth = new AuthService(store, hasher, users, sessions, audit, throttles, twoFactor)
+    : new (await import('./two-factor/two-factor-service.js')).TwoFactorService({
+      store,
+      hasher,
+      sessions,
+      envelope,
+      dataKeys: config.dataEncryptionKeys ?? [],
+      throttles,
+      bound: new AccountBound({ store: counters, max: config.totp.maxFailures, windowMs: config.totp.failureWindow * 1000, name: 'second_factor_failures', events }),
+      audit,
+      issuer: config.totp.issuer,
+      notify: mailConfigured(config),
+      queued: () => { mail.wake() },
+      clock
+    }, config.jwtSecret)
+  const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
   const changes = new KeyChanges(config.redisPrefix)
   const keys = new KeyService({ store, config, ring, envelope, audit, changes, onRevoked: () => { tokens.cache.clear() }, log })
-  const recovery = new RecoveryService(store, hasher, new SecretHasher(config.jwtSecret), sessions, counters, config, audit, log, () => { mail.wake() }, twoFactor)
+  const recovery = new RecoveryService({
+    store, hasher, secrets: new SecretHasher(config.jwtSecret), sessions, counters, settings: config, audit, log, queued: () => { mail.wake() }, twoFactor, signIns: throttles.login, events
+  })
 
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
@@ -174,8 +190,8 @@ function createThrottles (config: Config, counters: CounterStore, events: Servic
   }
   const owned = counters instanceof MemoryCounterStore ? new MemoryCounterStore() : counters
   return {
-    login: new FailureThrottle(counters, limits, 'login_failures', events, owned),
-    password: new FailureThrottle(counters, limits, 'password_failures', events, owned)
+    login: new FailureThrottle({ store: counters, limits, name: 'login_failures', events, owned }),
+    password: new FailureThrottle({ store: counters, limits, name: 'password_failures', events, owned })
   }
 }
 

@@ -10,6 +10,8 @@ import configPlugin from '../plugins/config.js'
 import { buildApp, type BuildOptions } from '../src/app.js'
 import { loadConfig, type Config } from '../src/config/config.js'
 import type { Claims } from '../src/tokens/claims.js'
+import type { SignInOutcome } from '../src/accounts/sign-in.js'
+import type { TokenPair } from '../src/sessions/session-service.js'
 import { assertContract, watchContract } from './contract.js'
 
 /** A tap test, as far as the helpers need it. */
@@ -326,4 +328,11 @@ export async function rawRequest (app: FastifyInstance, text: string): Promise<s
     socket.on('close', () => { resolve(received) })
     socket.on('error', reject)
   })
+}
+
+/** The session a sign-in started; fails the test when it ended in the second-factor challenge instead. */
+export async function sessionOf (outcome: Promise<SignInOutcome>): Promise<TokenPair> {
+  const settled = await outcome
+  if (settled.status !== 'signed_in') throw new Error('the sign-in asked for a second factor')
+  return settled.pair
 }

@@ -3,7 +3,7 @@ import { LoginRequest, TokenResponse } from '../../schemas/auth.js'
 import { ref, SetCookie } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { MfaChallenge } from '../../schemas/two-factor.js'
-import { toTokenResponse } from '../../src/http/presenters.js'
+import { MFA_CHALLENGE_STATUS, toMfaChallenge, toTokenResponse } from '../../src/http/presenters.js'
 
 /**
  * POST /login, mounted under /auth and under /api (where it is the one route without a token).
@@ -22,9 +22,10 @@ const loginRoute: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { email, password, remember } = request.body
-    const pair = await fastify.services.auth.login(email, password, { ip: request.ip, userAgent: request.headers['user-agent'] }, remember === true)
-    if (remember === true) reply.setAuthCookies(pair)
-    return toTokenResponse(pair)
+    const outcome = await fastify.services.auth.login(email, password, { ip: request.ip, userAgent: request.headers['user-agent'] }, remember === true)
+    if (outcome.status === 'second_factor_required') return reply.code(MFA_CHALLENGE_STATUS).send(toMfaChallenge(outcome.challenge))
+    if (remember === true) reply.setAuthCookies(outcome.pair)
+    return toTokenResponse(outcome.pair)
   })
 }
 

@@ -4,7 +4,7 @@ import { Message, ref, SetCookie } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { MfaChallenge } from '../../schemas/two-factor.js'
 import { EmailVerifiedResponse, ForgotPasswordRequest, ResetPasswordRequest, SendOtpRequest, VerifyOtpRequest } from '../../schemas/recovery.js'
-import { toTokenResponse } from '../../src/http/presenters.js'
+import { MFA_CHALLENGE_STATUS, toMfaChallenge, toTokenResponse } from '../../src/http/presenters.js'
 
 /*
  * /auth password reset and email codes (docs/recovery.md), each pair registered by src/app.ts
@@ -82,8 +82,9 @@ export const emailCodeRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { email, code, purpose, remember } = request.body
-    const outcome = await recovery.verifyCode(email, code, purpose, { ip: request.ip, userAgent: request.headers['user-agent'] }, remember === true)
+    const outcome = await recovery.verifyCode({ email, code, purpose, remember }, { ip: request.ip, userAgent: request.headers['user-agent'] })
     if (outcome.purpose === 'verify_email') return { email_verified: true }
+    if (outcome.status === 'second_factor_required') return reply.code(MFA_CHALLENGE_STATUS).send(toMfaChallenge(outcome.challenge))
     if (remember === true) reply.setAuthCookies(outcome.pair)
     return toTokenResponse(outcome.pair)
   })

@@ -5,52 +5,67 @@ import type { PasswordHasher } from '../crypto/passwords.js'
 import type { SessionService, TokenPair } from '../sessions/session-service.js'
 import type { AuthThrottles } from '../limits/throttle.js'
 import type { Claims } from '../tokens/claims.js'
-import type { TwoFactorService } from '../two-factor/two-factor-service.js'
+import type { SecondFactorChallenge, TwoFactorService } from '../two-factor/two-factor-service.js'
 import { normalizeEmail, type NewAccount, type UserService } from './users.js'
 
-/** The failure throttles: sign-in per email and address, the current password per user and address. */
+export interface AuthServiceOptions {
+  store: Store
+  hasher: PasswordHasher
+  users: UserService
+  sessions: SessionService
+  audit: AuditSink
+  /** the failure throttles: sign-in per email and address, the current password per user and address */
+  throttles: AuthThrottles
+  /** TOTP (ENABLE_TOTP): a user with a factor gets a challenge instead of a session */
+  twoFactor?: TwoFactorService | undefined
+}
+
+/**
+ * What a right first factor earns: a session, or — for an account with a second factor — the
+ * challenge that finishes the sign-in. An answer either way, not an error (better-auth's
+ * `twoFactorRedirect`); the route shapes the challenge as the 403 mfa_required body.
+ */
+export type SignInOutcome =
+  | { status: 'signed_in', pair: TokenPair }
+  | { status: 'second_factor_required', challenge: SecondFactorChallenge }
 
 /** Email-and-password sign-in and self-registration. */
 export class AuthService {
-  constructor (
-    private readonly store: Store,
-    private readonly hasher: PasswordHasher,
-    private readonly users: UserService,
-    private readonly sessions: SessionService,
-    private readonly audit: AuditSink,
-    private readonly throttles: AuthThrottles,
-    /** TOTP (ENABLE_TOTP): a user with a factor gets a challenge instead of a session */
-    private readonly twoFactor?: TwoFactorService
-  ) {}
+  constructor (private readonly options: AuthServiceOptions) {}
 
   /**
    * Unknown email and wrong password give the same error after the same argon2 work. A user with
-   * TOTP on gets the 403 mfa_required challenge (remembering `remember` for its end), no session.
+   * TOTP on gets the challenge (remembering `remember` for its end), no session: for the failure
+   * throttle that right password is neither a failure nor a success — only a completed sign-in
+   * resets the count and makes the address the user's own.
    */
-  async login (email: string, password: string, context: RequestContext, remember = false): Promise<TokenPair> {
+  async login (email: string, password: string, context: RequestContext, remember = false): Promise<SignInOutcome> {
+    const { store, hasher, sessions, audit, throttles, twoFactor } = this.options
     const normalized = normalizeEmail(email)
-    const { user, ok } = await this.throttles.login.attempt(`login:${normalized}`, context.ip, async () => {
-      const user = await this.store.users.findByEmail(normalized)
-      return { user, ok: await this.hasher.verify(user?.passwordHash, password) }
+    const { user, ok, pending } = await throttles.login.attempt(`login:${normalized}`, context.ip, async () => {
+      const user = await store.users.findByEmail(normalized)
+      const ok = await hasher.verify(user?.passwordHash, password)
+      return { user, ok, pending: ok && user !== undefined && twoFactor !== undefined && await twoFactor.isEnabled(user.id) }
     })
     if (!ok || user === undefined) {
-      this.audit({ event: 'login_failed', outcome: 'failure', email: normalized, userId: user?.id }, context)
+      audit({ event: 'login_failed', outcome: 'failure', email: normalized, userId: user?.id }, context)
       throw new InvalidCredentials()
     }
-    if (this.hasher.needsRehash(user.passwordHash)) {
+    if (hasher.needsRehash(user.passwordHash)) {
       // only over the hash just verified: a password changed meanwhile must not be reverted
-      await this.store.users.setPasswordHash(user.id, await this.hasher.hash(password), new Date().toISOString(), user.passwordHash)
+      await store.users.setPasswordHash(user.id, await hasher.hash(password), new Date().toISOString(), user.passwordHash)
     }
-    if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id)) return await this.twoFactor.challenge(user, 'pwd', remember)
-    const pair = await this.sessions.start(user, context)
-    this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
-    return pair
+    if (pending && twoFactor !== undefined) return { status: 'second_factor_required', challenge: await twoFactor.challenge(user, 'pwd', remember, context) }
+    const pair = await sessions.start(user, context)
+    audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
+    return { status: 'signed_in', pair }
   }
 
   async register (account: Omit<NewAccount, 'isSuperuser'>, context: RequestContext): Promise<TokenPair> {
-    const user = await this.users.create({ ...account, isSuperuser: false })
-    const pair = await this.sessions.start(user, context)
-    this.audit({ event: 'registered', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
+    const { users, sessions, audit } = this.options
+    const user = await users.create({ ...account, isSuperuser: false })
+    const pair = await sessions.start(user, context)
+    audit({ event: 'registered', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return pair
   }
 
@@ -60,18 +75,19 @@ export class AuthService {
    * a transaction held meanwhile would hold SQLite's one connection from every other request.
    */
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
-    const user = await this.store.users.findById(caller.user_id)
+    const { store, hasher, sessions, audit, throttles } = this.options
+    const user = await store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
-    const { ok } = await this.throttles.password.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await this.hasher.verify(user.passwordHash, currentPassword) }))
+    const { ok } = await throttles.password.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await hasher.verify(user.passwordHash, currentPassword) }))
     if (!ok) {
-      this.audit({ event: 'password_change_failed', outcome: 'failure', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
+      audit({ event: 'password_change_failed', outcome: 'failure', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
       throw new InvalidPassword()
     }
-    const passwordHash = await this.hasher.hash(newPassword)
-    await this.store.transaction(async (tx) => {
+    const passwordHash = await hasher.hash(newPassword)
+    await store.transaction(async (tx) => {
       await tx.users.setPasswordHash(user.id, passwordHash, new Date().toISOString())
-      await this.sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, { reason: 'password_changed', actorId: user.id }, context, tx)
+      await sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, { reason: 'password_changed', actorId: user.id }, context, tx)
     })
-    this.audit({ event: 'password_changed', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
+    audit({ event: 'password_changed', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
   }
 }

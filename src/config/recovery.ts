@@ -29,16 +29,38 @@ export const RecoveryConfigSchema = {
   }),
   EMAIL_OTP_TTL: duration('10m', 'how long an email code works'),
   EMAIL_OTP_MAX_ATTEMPTS: Type.Integer({ default: 5, minimum: 1, maximum: 20, description: 'wrong codes after which an email code is spent' }),
+  EMAIL_OTP_ACCOUNT_MAX_FAILURES: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 1000,
+    description: 'wrong email codes for one address (known or not) within `EMAIL_OTP_ACCOUNT_FAILURE_WINDOW`, from every client address together, ' +
+      'after which `verify-otp` for it gets 429 until the window passes'
+  }),
+  EMAIL_OTP_ACCOUNT_FAILURE_WINDOW: duration('1d', 'the window of `EMAIL_OTP_ACCOUNT_MAX_FAILURES` (it starts at the first failure)'),
+  EMAIL_OTP_ACCOUNT_MAX_MAILS: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: 1000,
+    description: 'code mails to one account within `EMAIL_OTP_ACCOUNT_MAIL_WINDOW` asked for from client addresses the account has not signed in from ' +
+      'in the last 30 days; further requests get the same 202 and send nothing. Requests from its own addresses are not counted'
+  }),
+  EMAIL_OTP_ACCOUNT_MAIL_WINDOW: duration('1h', 'the window of `EMAIL_OTP_ACCOUNT_MAX_MAILS`'),
   MAIL_RATE_LIMIT: rateSetting('`forgot-password` and `send-otp` requests per client address (together), 429 beyond', '10/h')
 }
 
 type RecoveryRaw = Static<ReturnType<typeof Type.Object<typeof RecoveryConfigSchema>>>
 
+/** A count within a window of seconds. */
+export interface Bound { max: number, window: number }
+
 export interface RecoveryConfig {
   /** ENABLE_PASSWORD_RESET: the link template and the token lifetime (seconds); undefined when off */
   passwordReset: { url: string, ttl: number } | undefined
-  /** ENABLE_EMAIL_OTP: code lifetime (seconds) and wrong codes allowed; undefined when off */
-  emailOtp: { ttl: number, maxAttempts: number } | undefined
+  /**
+   * ENABLE_EMAIL_OTP: code lifetime (seconds), wrong codes allowed per code, and the per-account
+   * bounds on wrong codes and on mails (count, window in seconds); undefined when off
+   */
+  emailOtp: { ttl: number, maxAttempts: number, accountFailures: Bound, accountMails: Bound } | undefined
   mailRateLimit: { max: number, windowSeconds: number }
   /** EMAIL_OTP_MAX_ATTEMPTS, whatever the switches: also the second-factor failures a reset token survives */
   emailOtpMaxAttempts: number
@@ -82,7 +104,12 @@ export function recoverySettings (raw: RecoveryRaw & { SMTP_URL?: string | undef
       ? { url: resetUrl(raw.PASSWORD_RESET_URL, production), ttl: seconds('PASSWORD_RESET_TTL', raw.PASSWORD_RESET_TTL) }
       : undefined,
     emailOtp: raw.ENABLE_EMAIL_OTP
-      ? { ttl: seconds('EMAIL_OTP_TTL', raw.EMAIL_OTP_TTL), maxAttempts: raw.EMAIL_OTP_MAX_ATTEMPTS }
+      ? {
+          ttl: seconds('EMAIL_OTP_TTL', raw.EMAIL_OTP_TTL),
+          maxAttempts: raw.EMAIL_OTP_MAX_ATTEMPTS,
+          accountFailures: { max: raw.EMAIL_OTP_ACCOUNT_MAX_FAILURES, window: seconds('EMAIL_OTP_ACCOUNT_FAILURE_WINDOW', raw.EMAIL_OTP_ACCOUNT_FAILURE_WINDOW) },
+          accountMails: { max: raw.EMAIL_OTP_ACCOUNT_MAX_MAILS, window: seconds('EMAIL_OTP_ACCOUNT_MAIL_WINDOW', raw.EMAIL_OTP_ACCOUNT_MAIL_WINDOW) }
+        }
       : undefined,
     mailRateLimit,
     emailOtpMaxAttempts: raw.EMAIL_OTP_MAX_ATTEMPTS

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { dataKeys, type KeysConfig } from './keys.js'
 import { ConfigError } from '../errors.js'
+import { durationSetting, parseDuration } from './units.js'
 
 /*
  * The settings of TOTP two-factor sign-in: their own module, spread into ConfigSchema
@@ -19,14 +20,26 @@ export const TotpConfigSchema = {
     pattern: '^[^:]+$',
     default: 'gatehouse',
     description: 'the issuer an authenticator app shows beside the account (the `issuer` of the otpauth URI); no colon'
-  })
+  }),
+  SECOND_FACTOR_MAX_FAILURES: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 1000,
+    description: 'wrong second-factor codes (sign-in challenge, enrolment, `disable-2fa`, `recovery-codes`, `reset-password`) for one account ' +
+      'within `SECOND_FACTOR_FAILURE_WINDOW`, from every address together, after which six-digit codes get 429 until the window passes ' +
+      '(a recovery code still works) and the user is told by mail'
+  }),
+  SECOND_FACTOR_FAILURE_WINDOW: durationSetting('the window of `SECOND_FACTOR_MAX_FAILURES` (it starts at the first failure)', '1d')
 }
 
 type TotpRaw = Static<ReturnType<typeof Type.Object<typeof TotpConfigSchema>>> & { DATA_ENCRYPTION_KEYS?: string | undefined }
 
 export interface TotpConfig {
-  /** ENABLE_TOTP: the issuer shown by authenticator apps; undefined when off */
-  totp: { issuer: string } | undefined
+  /**
+   * ENABLE_TOTP: the issuer shown by authenticator apps, and the per-account bound on wrong codes
+   * (failures, window in seconds); undefined when off
+   */
+  totp: { issuer: string, maxFailures: number, failureWindow: number } | undefined
 }
 
 /**
@@ -39,7 +52,13 @@ export function totpSettings (raw: TotpRaw, keys: KeysConfig, production: boolea
     throw new ConfigError('Invalid configuration: DATA_ENCRYPTION_KEYS is required when APP_ENV=production and ENABLE_TOTP=true')
   }
   return {
-    totp: { issuer: raw.TOTP_ISSUER },
+    totp: { issuer: raw.TOTP_ISSUER, maxFailures: raw.SECOND_FACTOR_MAX_FAILURES, failureWindow: windowOf(raw.SECOND_FACTOR_FAILURE_WINDOW) },
     dataEncryptionKeys: keys.dataEncryptionKeys ?? dataKeys(undefined, true, production, dataDir)
   }
+}
+
+function windowOf (value: string): number {
+  const seconds = parseDuration(value)
+  if (seconds < 1) throw new ConfigError('Invalid configuration: SECOND_FACTOR_FAILURE_WINDOW must be at least 1s')
+  return seconds
 }

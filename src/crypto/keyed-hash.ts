@@ -9,8 +9,9 @@ import { createHmac, hkdfSync } from 'node:crypto'
 export class KeyedHash {
   private readonly key: Buffer
 
-  constructor (jwtSecret: string, info: string) {
-    this.key = Buffer.from(hkdfSync('sha256', jwtSecret, 'gatehouse', info, 32))
+  /** `secret`: JWT_SECRET, or a data encryption key (recovery codes: a key that outlives a JWT_SECRET rotation) */
+  constructor (secret: string | Buffer, info: string) {
+    this.key = Buffer.from(hkdfSync('sha256', secret, 'gatehouse', info, 32))
   }
 
   /** base64url of the HMAC of `input` */

@@ -29,10 +29,17 @@ function liveReset (secretHash: string, now: string) {
 
 /** Reset tokens and email codes (hashes only), spent by single atomic statements. */
 export class OneTimeSecretRepository {
-  constructor (private readonly db: Kysely<Database>) {}
+  /** `lockUsers` (PostgreSQL): a replacing issue locks its user row first (see `issue`). */
+  constructor (private readonly db: Kysely<Database>, private readonly lockUsers = false) {}
 
-  /** Stores a secret; `replace` first spends the user's live ones of the same purpose (a new code voids the older). */
+  /**
+   * Stores a secret; `replace` first spends the user's live ones of the same purpose (a new code
+   * voids the older). Call it in a transaction. On PostgreSQL the user's row is locked first: under
+   * READ COMMITTED two issues at once would each spend what was live before either inserted, and
+   * leave two live codes; locked, the second waits and spends the first's.
+   */
   async issue (secret: NewSecret, replace: boolean): Promise<void> {
+    if (replace && this.lockUsers) await this.db.selectFrom('users').select('id').where('id', '=', secret.userId).forUpdate().execute()
     if (replace) {
       await this.db.updateTable('one_time_secrets').set({ spent_at: secret.createdAt })
         .where('user_id', '=', secret.userId).where('purpose', '=', secret.purpose).where('spent_at', 'is', null)
@@ -83,15 +90,17 @@ export class OneTimeSecretRepository {
   }
 
   /**
-   * Counts a failed second factor on a live reset token; the failure that reaches `maxFailures`
-   * spends it. One statement each, so concurrent failures are all counted.
+   * Counts an attempt on a live reset token before its second factor is checked (reserve first:
+   * concurrent codes cannot outrun the limit); none when the token is not live or its attempts
+   * are used up.
    */
-  async countResetFailure (secretHash: string, maxFailures: number, now: string): Promise<void> {
-    await this.db.updateTable('one_time_secrets')
+  async reserveResetAttempt (secretHash: string, maxAttempts: number, now: string): Promise<{ id: string, attempts: number } | undefined> {
+    const row = await this.db.updateTable('one_time_secrets')
       .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-      .where(liveReset(secretHash, now)).execute()
-    await this.db.updateTable('one_time_secrets').set({ spent_at: now })
-      .where(liveReset(secretHash, now)).where('attempts', '>=', maxFailures).execute()
+      .where(liveReset(secretHash, now)).where('attempts', '<', maxAttempts)
+      .returning(['id', 'attempts'])
+      .executeTakeFirst()
+    return row && { id: row.id, attempts: row.attempts }
   }
 
   /** Spends one secret; false when it was spent meanwhile. */

@@ -59,7 +59,7 @@ class KyselyStore implements Store {
     this.auditEvents = new AuditEventRepository(db)
     this.signingKeys = new SigningKeyRepository(db)
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
-    this.oneTimeSecrets = new OneTimeSecretRepository(db)
+    this.oneTimeSecrets = new OneTimeSecretRepository(db, kind === 'postgres')
     this.totp = new TotpRepository(db)
   }
 

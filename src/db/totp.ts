@@ -8,6 +8,9 @@ export interface TotpFactor { userId: string, sealedSecret: string, state: Facto
 
 export interface NewChallenge { tokenHash: string, userId: string, remember: boolean, amr: string[], createdAt: string, expiresAt: string }
 
+/** A time step to accept for a user's factor (`activate`: a pending factor becomes active with it). */
+export interface AcceptedStep { userId: string, state: FactorState, step: number, now: string, activate?: boolean }
+
 /** A live challenge with one attempt reserved on it. */
 export interface ReservedChallenge { id: string, userId: string, remember: boolean, amr: string[], attempts: number }
 
@@ -39,7 +42,7 @@ export class TotpRepository {
    * Accepts time step `step` for the user's factor in `state`: only when it is newer than every
    * step accepted before. `activate` turns a pending factor active in the same statement.
    */
-  async acceptStep (userId: string, state: FactorState, step: number, now: string, activate = false): Promise<boolean> {
+  async acceptStep ({ userId, state, step, now, activate = false }: AcceptedStep): Promise<boolean> {
     const result = await this.db.updateTable('totp_factors')
       .set(activate ? { last_step: step, state: 'active', activated_at: now } : { last_step: step })
       .where('user_id', '=', userId).where('state', '=', state)
@@ -64,12 +67,20 @@ export class TotpRepository {
       .execute()
   }
 
-  /** Uses a recovery code once: false when it is not the user's, or was used already. */
-  async useRecoveryCode (userId: string, hash: string, now: string): Promise<boolean> {
+  /** Uses a recovery code once, given every form its hash may be stored in: false when it is not the user's, or was used already. */
+  async useRecoveryCode (userId: string, hashes: string[], now: string): Promise<boolean> {
     const result = await this.db.updateTable('recovery_codes').set({ used_at: now })
-      .where('user_id', '=', userId).where('code_hash', '=', hash).where('used_at', 'is', null)
+      .where('user_id', '=', userId).where('code_hash', 'in', hashes).where('used_at', 'is', null)
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
+  }
+
+  /** Whether an unused recovery code of the user has this hash (a look, spending nothing). */
+  async hasRecoveryCode (userId: string, hashes: string[]): Promise<boolean> {
+    const row = await this.db.selectFrom('recovery_codes').select('id')
+      .where('user_id', '=', userId).where('code_hash', 'in', hashes).where('used_at', 'is', null)
+      .executeTakeFirst()
+    return row !== undefined
   }
 
   async createChallenge (challenge: NewChallenge): Promise<void> {

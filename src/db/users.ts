@@ -159,6 +159,16 @@ export class UserRepository {
     return result.numUpdatedRows > 0n
   }
 
+  /**
+   * A second factor turned on or off changes how the user signs in, as a new password does: the
+   * version moves on, so a sign-in checked against the old one stores no session.
+   */
+  async bumpCredentialsVersion (id: string, now: string): Promise<void> {
+    await this.db.updateTable('users')
+      .set((eb) => ({ updated_at: now, credentials_version: eb('credentials_version', '+', 1) }))
+      .where('id', '=', id).execute()
+  }
+
   async delete (id: string): Promise<boolean> {
     const result = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
     return result.numDeletedRows > 0n

@@ -2,9 +2,12 @@ import type { TokenResponse } from '../../schemas/auth.js'
 import type { SigningKey } from '../../schemas/keys.js'
 import type { SessionResponse } from '../../schemas/sessions.js'
 import type { UserResponse } from '../../schemas/users.js'
+import type { MfaChallenge } from '../../schemas/two-factor.js'
+import { catalogueEntry } from '../errors.js'
 import type { User } from '../db/users.js'
 import type { KeyEntry } from '../keys/key-service.js'
 import type { SessionView, TokenPair } from '../sessions/session-service.js'
+import type { SecondFactorChallenge } from '../two-factor/two-factor-service.js'
 
 /*
  * The public JSON shapes of the domain objects (snake_case, as the API documents them), in one
@@ -58,5 +61,21 @@ export function toTokenResponse (pair: TokenPair): TokenResponse {
     expires_at: new Date(pair.accessExpiresAt).toISOString(),
     refresh_expires_at: new Date(pair.refreshExpiresAt).toISOString(),
     user: userRepresentation(pair.user)
+  }
+}
+
+/** The status a challenge is answered with: a 403, whose body keeps the ErrorResponse fields. */
+export const MFA_CHALLENGE_STATUS = 403
+
+/** A sign-in's second-factor challenge as the 403 mfa_required body (schemas/two-factor.ts MfaChallenge). */
+export function toMfaChallenge (challenge: SecondFactorChallenge): MfaChallenge {
+  return {
+    error: 'Forbidden',
+    message: catalogueEntry('mfa_required').message,
+    code: 'mfa_required',
+    reason: 'mfa_required',
+    mfa_token: challenge.mfaToken,
+    methods: [...challenge.methods],
+    expires_in: challenge.expiresIn
   }
 }

@@ -118,6 +118,16 @@ export interface FailureLimits {
   ipv6Prefix: number
 }
 
+export interface FailureThrottleOptions {
+  store: CounterStore
+  limits: FailureLimits
+  /** the limiter a refusal is reported under */
+  name: Limiter
+  events?: ServiceEvents | undefined
+  /** the subjects' own addresses; a store of their own, so a flood of counters cannot evict them (default: `store`) */
+  owned?: CounterStore | undefined
+}
+
 /** How long a successful check makes its address the subject's own. */
 const OWN_ADDRESS_MS = 30 * 86_400_000
 
@@ -138,22 +148,32 @@ const OWN_ADDRESS_MS = 30 * 86_400_000
  * progressive delay was rejected: it costs nothing to an attacker who sends in parallel.
  *
  * Each attempt reserves its place in both counts *before* the password is hashed, so guesses
- * sent at once cannot all pass a check made before any of them failed. A success resets the
+ * sent at once cannot all pass a check made before any of them failed. A success — a completed
+ * sign-in, never a right password that only earns the second-factor challenge — resets the
  * pair and gives the account count its place back (other addresses may still be guessing); a
  * check that throws (not a guess) gives both back.
  */
 export class FailureThrottle {
-  constructor (
-    private readonly store: CounterStore,
-    private readonly limits: FailureLimits,
-    readonly name: Limiter,
-    private readonly events?: ServiceEvents,
-    /** the subjects' own addresses; a store of their own, so a flood of counters cannot evict them */
-    private readonly owned: CounterStore = store
-  ) {}
+  private readonly store: CounterStore
+  private readonly limits: FailureLimits
+  readonly name: Limiter
+  private readonly events: ServiceEvents | undefined
+  private readonly owned: CounterStore
 
-  /** Runs one password check on reserved places; a result that is not `ok` stays counted as a failure. */
-  async attempt<T extends { ok: boolean }> (subject: string, ip: string, check: () => Promise<T>): Promise<T> {
+  constructor (options: FailureThrottleOptions) {
+    this.store = options.store
+    this.limits = options.limits
+    this.name = options.name
+    this.events = options.events
+    this.owned = options.owned ?? options.store
+  }
+
+  /**
+   * Runs one check on reserved places; a result that is not `ok` stays counted as a failure. An
+   * `ok` result that is `pending` (a right password that only earns the second-factor challenge)
+   * is neither: its places are given back and nothing is reset, until `completed` says so.
+   */
+  async attempt<T extends { ok: boolean, pending?: boolean }> (subject: string, ip: string, check: () => Promise<T>): Promise<T> {
     const pair = `${subject}:${addressGroup(ip, this.limits.ipv6Prefix)}`
     const own = await this.owned.peek(`own:${pair}`) !== undefined
     await this.reserve(pair, this.limits.max, this.limits.windowMs)
@@ -169,8 +189,24 @@ export class FailureThrottle {
       for (const key of held) await this.store.release(key)
       throw err
     }
-    if (result.ok) await this.succeeded(pair, own ? undefined : subject)
+    if (result.ok && result.pending === true) {
+      for (const key of held) await this.store.release(key)
+    } else if (result.ok) {
+      await this.succeeded(pair, own ? undefined : subject)
+    }
     return result
+  }
+
+  /** Whether the subject completed a check from this address (its address group) in the last 30 days. */
+  async isOwn (subject: string, ip: string): Promise<boolean> {
+    return await this.owned.peek(`own:${subject}:${addressGroup(ip, this.limits.ipv6Prefix)}`) !== undefined
+  }
+
+  /** A sign-in that a pending check began has completed (its second factor proven elsewhere): the success `attempt` did not count. */
+  async completed (subject: string, ip: string): Promise<void> {
+    const pair = `${subject}:${addressGroup(ip, this.limits.ipv6Prefix)}`
+    await this.store.reset(pair)
+    await this.markOwn(pair)
   }
 
   private async reserve (key: string, max: number, windowMs: number): Promise<void> {
@@ -184,6 +220,10 @@ export class FailureThrottle {
   private async succeeded (pair: string, account: string | undefined): Promise<void> {
     await this.store.reset(pair)
     if (account !== undefined) await this.store.release(account)
+    await this.markOwn(pair)
+  }
+
+  private async markOwn (pair: string): Promise<void> {
     // reset, then hit: a fixed window would otherwise end 30 days after the *first* success
     await this.owned.reset(`own:${pair}`)
     await this.owned.hit(`own:${pair}`, OWN_ADDRESS_MS)

@@ -55,6 +55,8 @@ export class ServiceMetrics {
     else if (event === 'login_failed') this.logins.inc({ outcome: 'failure' })
     else if (event === 'refreshed') this.refreshes.inc()
     else if (event === 'refresh_reuse_detected') this.reuses.inc()
+    // a sign-in's challenge is answered with a 403 mfa_required without being an error: counted here, as every 403 is
+    else if (event === 'mfa_challenge_issued') this.denials.inc({ reason: 'mfa_required' })
   }
 
   private throttled (limiter: Limiter): void {

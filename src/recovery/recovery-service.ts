@@ -3,19 +3,50 @@ import type { RecoveryConfig } from '../config/recovery.js'
 import type { Store } from '../db/store.js'
 import type { User } from '../db/users.js'
 import { InvalidOtp, InvalidResetToken, MfaRequired } from '../errors.js'
+import type { SignInOutcome } from '../accounts/sign-in.js'
 import type { CoreLogger } from '../logging/logger.js'
 import { emailCodeMail, passwordChangedMail, passwordResetMail } from '../mail/templates.js'
 import { newEmailCode, newResetToken, sameHash, type SecretHasher } from '../crypto/one-time-secrets.js'
 import type { PasswordHasher } from '../crypto/passwords.js'
-import type { SessionService, TokenPair } from '../sessions/session-service.js'
-import type { CounterStore } from '../limits/throttle.js'
-import type { TwoFactorService } from '../two-factor/two-factor-service.js'
+import type { SessionService } from '../sessions/session-service.js'
+import type { CounterStore, FailureThrottle } from '../limits/throttle.js'
+import { AccountBound } from '../limits/account-bound.js'
+import type { ServiceEvents } from '../events.js'
+import type { FactorProof, TwoFactorService } from '../two-factor/two-factor-service.js'
 import { normalizeEmail } from '../accounts/users.js'
 
 export type CodePurpose = 'login' | 'verify_email'
 
-/** What a correct email code did: a sign-in (the pair) or a confirmed address. */
-export type CodeOutcome = { purpose: 'login', pair: TokenPair } | { purpose: 'verify_email' }
+/** What a correct email code did: a sign-in (a session, or the second-factor challenge) or a confirmed address. */
+export type CodeOutcome = ({ purpose: 'login' } & SignInOutcome) | { purpose: 'verify_email' }
+
+/** An email code presented at verify-otp (`remember`: the cookie pair, for a sign-in). */
+export interface CodeAttempt { email: string, code: string, purpose: CodePurpose, remember?: boolean | undefined }
+
+export interface RecoveryServiceOptions {
+  store: Store
+  hasher: PasswordHasher
+  secrets: SecretHasher
+  sessions: SessionService
+  counters: CounterStore
+  settings: Pick<RecoveryConfig, 'passwordReset' | 'emailOtp' | 'emailOtpMaxAttempts'>
+  audit: AuditSink
+  log: Pick<CoreLogger, 'warn'>
+  /** told once a transaction that queued mail has committed, so the sender delivers it at once */
+  queued?: (() => void) | undefined
+  /** TOTP (ENABLE_TOTP): a reset needs a code, an email-code sign-in ends in the challenge */
+  twoFactor?: TwoFactorService | undefined
+  /** the sign-in throttle: its record of the addresses each account signed in from */
+  signIns?: FailureThrottle | undefined
+  events?: ServiceEvents | undefined
+}
+
+/** What an unknown address is checked against, so it costs what a known one does (one reserve, one keyed hash, one comparison). */
+const NO_USER = '00000000-0000-0000-0000-000000000000'
+const NO_HASH = '-'.repeat(43)
+
+/** Thrown inside a reset's transaction to roll it back: the recovery code was used meanwhile. */
+class RecoveryCodeSpent extends Error {}
 
 /** At most one reset mail per address in this window, whatever the requests (the further ones are silent). */
 const RESET_MAIL_WINDOW_MS = 60_000
@@ -30,21 +61,35 @@ const minutes = (seconds: number) => Math.max(1, Math.round(seconds / 60))
  */
 export class RecoveryService {
   private readonly pending = new Set<Promise<void>>()
+  private readonly store: Store
+  private readonly hasher: PasswordHasher
+  private readonly secrets: SecretHasher
+  private readonly sessions: SessionService
+  private readonly counters: CounterStore
+  private readonly settings: RecoveryServiceOptions['settings']
+  private readonly audit: AuditSink
+  private readonly log: Pick<CoreLogger, 'warn'>
+  private readonly queued: () => void
+  private readonly twoFactor: TwoFactorService | undefined
+  private readonly signIns: FailureThrottle | undefined
+  /** wrong email codes per address, from every client address (EMAIL_OTP_ACCOUNT_MAX_FAILURES) */
+  private readonly codeFailures: AccountBound
 
-  constructor (
-    private readonly store: Store,
-    private readonly hasher: PasswordHasher,
-    private readonly secrets: SecretHasher,
-    private readonly sessions: SessionService,
-    private readonly counters: CounterStore,
-    private readonly settings: Pick<RecoveryConfig, 'passwordReset' | 'emailOtp' | 'emailOtpMaxAttempts'>,
-    private readonly audit: AuditSink,
-    private readonly log: Pick<CoreLogger, 'warn'>,
-    /** told once a transaction that queued mail has committed, so the sender delivers it at once */
-    private readonly queued: () => void = () => {},
-    /** TOTP (ENABLE_TOTP): a reset needs a code, an email-code sign-in ends in the challenge */
-    private readonly twoFactor?: TwoFactorService
-  ) {}
+  constructor (options: RecoveryServiceOptions) {
+    this.store = options.store
+    this.hasher = options.hasher
+    this.secrets = options.secrets
+    this.sessions = options.sessions
+    this.counters = options.counters
+    this.settings = options.settings
+    this.audit = options.audit
+    this.log = options.log
+    this.twoFactor = options.twoFactor
+    this.signIns = options.signIns
+    const failures = options.settings.emailOtp?.accountFailures ?? { max: 1, window: 1 }
+    this.codeFailures = new AccountBound({ store: options.counters, max: failures.max, windowMs: failures.window * 1000, name: 'email_code_failures', events: options.events })
+    this.queued = options.queued ?? (() => {})
+  }
 
   /** forgot-password: queues a reset mail for an existing account, at most one per address per minute. */
   requestReset (email: string, context: RequestContext): void {
@@ -82,7 +127,10 @@ export class RecoveryService {
   /**
    * reset-password: one statement spends the token (of two requests with it, one wins), then in
    * the same transaction the password changes, every session of the user ends, every other
-   * token and code of theirs is spent and a notice is queued. Nobody is signed in.
+   * token and code of theirs is spent and a notice is queued. Nobody is signed in. A user with
+   * TOTP on adds a code: an attempt is reserved on the token *before* the code is checked, so
+   * concurrent codes cannot outrun EMAIL_OTP_MAX_ATTEMPTS, and a recovery code is spent only
+   * inside that transaction, after the token.
    */
   async resetPassword (token: string, newPassword: string, code: string | undefined, context: RequestContext): Promise<void> {
     const hash = this.secrets.resetHash(token)
@@ -90,26 +138,46 @@ export class RecoveryService {
     const userId = await this.store.oneTimeSecrets.findLiveReset(hash, iso(Date.now()))
     const user = userId === undefined ? undefined : await this.store.users.findById(userId)
     if (user === undefined) return this.resetFailed(context)
-    // a user with TOTP on adds a current code or a recovery code; each wrong one counts on the token
-    if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id) && !await this.twoFactor.provesWithCode(user.id, code)) {
-      await this.store.oneTimeSecrets.countResetFailure(hash, this.settings.emailOtpMaxAttempts, iso(Date.now()))
-      this.audit({ event: 'password_reset_failed', outcome: 'failure', userId: user.id, detail: 'second factor missing or wrong' }, context)
-      throw new MfaRequired()
-    }
+    const proof = await this.secondFactorOf(user, hash, code, context)
     const passwordHash = await this.hasher.hash(newPassword)
     const changed = await this.store.transaction(async (tx) => {
       const now = iso(Date.now())
       const spentBy = await tx.oneTimeSecrets.consumeReset(hash, now)
       if (spentBy === undefined) return undefined
+      if (proof?.recoveryCode !== undefined && !await this.twoFactor?.spendRecoveryCode(tx, spentBy, proof.recoveryCode)) throw new RecoveryCodeSpent()
       await tx.users.setPasswordHash(spentBy, passwordHash, now)
       await this.sessions.revoke({ userId: spentBy }, { reason: 'password_reset' }, context, tx)
       await tx.oneTimeSecrets.spendAllOf(spentBy, now)
       await tx.mailOutbox.enqueue(passwordChangedMail({ to: user.email }))
       return spentBy
+    }).catch((err: unknown) => {
+      if (err instanceof RecoveryCodeSpent) return this.secondFactorFailed(user, context)
+      throw err
     })
     if (changed === undefined) return this.resetFailed(context)
     this.queued()
     this.audit({ event: 'password_reset_completed', userId: changed }, context)
+  }
+
+  /**
+   * The second factor a reset of a user with TOTP on needs (undefined for one without). Each
+   * missing or wrong code uses one of the token's attempts, reserved before the check; the one
+   * that uses the last spends the token.
+   */
+  private async secondFactorOf (user: User, hash: string, code: string | undefined, context: RequestContext): Promise<FactorProof | undefined> {
+    if (this.twoFactor === undefined || !await this.twoFactor.isEnabled(user.id)) return undefined
+    const max = this.settings.emailOtpMaxAttempts
+    const attempt = await this.store.oneTimeSecrets.reserveResetAttempt(hash, max, iso(Date.now()))
+    if (attempt === undefined) return this.resetFailed(context)
+    const proof = await this.twoFactor.checkResetCode(user, code)
+    if (proof !== undefined) return proof
+    if (attempt.attempts >= max) await this.store.oneTimeSecrets.spend(attempt.id, iso(Date.now()))
+    return this.secondFactorFailed(user, context)
+  }
+
+  private secondFactorFailed (user: User, context: RequestContext): never {
+    this.audit({ event: 'password_reset_failed', outcome: 'failure', userId: user.id, detail: 'second factor missing or wrong' }, context)
+    throw new MfaRequired()
   }
 
   private resetFailed (context: RequestContext): never {
@@ -125,6 +193,7 @@ export class RecoveryService {
       const normalized = normalizeEmail(email)
       const user = await this.store.users.findByEmail(normalized)
       if (user === undefined) return this.audit({ event: 'email_code_requested', outcome: 'failure', email: normalized, detail: `${purpose}: unknown address` }, context)
+      if (!await this.mailAllowed(normalized, otp.accountMails, context)) return this.audit({ event: 'email_code_requested', outcome: 'failure', userId: user.id, detail: `${purpose}: account mail bound` }, context)
       const code = newEmailCode()
       const now = Date.now()
       await this.store.transaction(async (tx) => {
@@ -144,22 +213,49 @@ export class RecoveryService {
   }
 
   /**
+   * Whether a code mail may go to the account: always when asked for from an address it signed
+   * in from (so nobody elsewhere can stop the real user getting a code there), else within the
+   * per-account bound (EMAIL_OTP_ACCOUNT_MAX_MAILS), so nobody can flood the user's mailbox.
+   */
+  private async mailAllowed (email: string, bound: { max: number, window: number }, context: RequestContext): Promise<boolean> {
+    if (await this.signIns?.isOwn(`login:${email}`, context.ip) === true) return true
+    return (await this.counters.reserve(`code-mail:${email}`, bound.max, bound.window * 1000)).allowed
+  }
+
+  /**
    * verify-otp: an attempt is counted on the live code before it is compared, so concurrent
    * guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS; the attempt that uses the last one spends it.
+   * Wrong codes also count per address across every client (EMAIL_OTP_ACCOUNT_MAX_FAILURES), an
+   * unknown address too, so a 429 tells nothing about which accounts exist.
    */
-  async verifyCode (email: string, code: string, purpose: CodePurpose, context: RequestContext, remember = false): Promise<CodeOutcome> {
+  async verifyCode ({ email, code, purpose, remember = false }: CodeAttempt, context: RequestContext): Promise<CodeOutcome> {
     const otp = this.settings.emailOtp
-    const user = await this.store.users.findByEmail(normalizeEmail(email))
-    if (otp === undefined || user === undefined) return this.codeFailed(undefined, purpose, context)
-    const now = iso(Date.now())
-    const reserved = await this.store.oneTimeSecrets.reserveAttempt(user.id, purpose, otp.maxAttempts, now)
-    if (reserved === undefined) return this.codeFailed(user, purpose, context)
-    if (!sameHash(reserved.secretHash, this.secrets.codeHash(user.id, purpose, code))) {
-      if (reserved.attempts >= otp.maxAttempts) await this.store.oneTimeSecrets.spend(reserved.id, now)
-      return this.codeFailed(user, purpose, context)
-    }
-    if (!await this.store.oneTimeSecrets.spend(reserved.id, now)) return this.codeFailed(user, purpose, context)
+    const normalized = normalizeEmail(email)
+    const user = await this.store.users.findByEmail(normalized)
+    if (otp === undefined) return this.codeFailed(undefined, purpose, context)
+    const slot = await this.codeFailures.reserve(normalized)
+    if (!slot.allowed) this.codeFailures.refuse(slot)
+    const matched = await this.codeMatches(user?.id ?? NO_USER, { code, purpose }, otp.maxAttempts)
+    if (user === undefined || !matched) return this.codeFailed(user, purpose, context)
+    await this.codeFailures.release(normalized, slot)
     return await this.codeAccepted(user, purpose, context, remember)
+  }
+
+  /**
+   * Whether `code` is the user's live code of its purpose, spending it when right (or when the
+   * wrong guess used its last attempt). An unknown address (NO_USER) goes through the same
+   * statement, keyed hash and comparison, so its answer takes the time a known one's does.
+   */
+  private async codeMatches (userId: string, { code, purpose }: { code: string, purpose: CodePurpose }, maxAttempts: number): Promise<boolean> {
+    const now = iso(Date.now())
+    const reserved = await this.store.oneTimeSecrets.reserveAttempt(userId, purpose, maxAttempts, now)
+    const matches = sameHash(reserved?.secretHash ?? NO_HASH, this.secrets.codeHash(userId, purpose, code))
+    if (reserved === undefined) return false
+    if (!matches) {
+      if (reserved.attempts >= maxAttempts) await this.store.oneTimeSecrets.spend(reserved.id, now)
+      return false
+    }
+    return await this.store.oneTimeSecrets.spend(reserved.id, now)
   }
 
   private async codeAccepted (user: User, purpose: CodePurpose, context: RequestContext, remember: boolean): Promise<CodeOutcome> {
@@ -169,10 +265,12 @@ export class RecoveryService {
       return { purpose }
     }
     // a user with TOTP on gets the mfa_required challenge instead of a session
-    if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id)) return await this.twoFactor.challenge(user, 'email', remember)
+    if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id)) {
+      return { purpose, status: 'second_factor_required', challenge: await this.twoFactor.challenge(user, 'email', remember, context) }
+    }
     const pair = await this.sessions.start(user, context, 'email')
     this.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: 'email code' }, context)
-    return { purpose, pair }
+    return { purpose, status: 'signed_in', pair }
   }
 
   private codeFailed (user: User | undefined, purpose: CodePurpose, context: RequestContext): never {

@@ -78,15 +78,28 @@ function viewOf (session: Session): SessionView {
   }
 }
 
+export interface SessionServiceOptions {
+  store: Store
+  tokens: TokenIssuer
+  /** the revoked sessions every guarded request is checked against */
+  index: RevocationIndex
+  settings: SessionSettings
+  audit: AuditSink
+}
+
+/** The claims a refresh token is made of: whose, which session, when, until when at most (sign-in + SESSION_MAX_AGE), and how strong. */
+interface RefreshGrant { user: User, sessionId: string, now: number, endsAt: number, strength: AuthStrength }
+
+/** A rotation: the session as read, to whom, when (ms), at which strength, from which client. */
+interface Rotation { session: Session, user: User, nowMs: number, strength: AuthStrength, client: { ip: string | null, userAgent: string | null } }
+
 /** Sessions: starting one, rotating its refresh token, and revoking it (docs/api.md#tokens-and-sessions). */
 export class SessionService {
-  constructor (
-    private readonly store: Store,
-    private readonly tokens: TokenIssuer,
-    private readonly index: RevocationIndex,
-    private readonly settings: SessionSettings,
-    private readonly audit: AuditSink
-  ) {}
+  constructor (private readonly options: SessionServiceOptions) {}
+
+  private get store (): Store {
+    return this.options.store
+  }
 
   /**
    * Starts a session for a user as read (and checked) by the caller. Should the password or a
@@ -100,7 +113,7 @@ export class SessionService {
     const now = Math.floor(nowMs / 1000)
     const sessionId = randomUUID()
     const strength = secondFactor ? secondFactorStrength([method], now) : signInStrength(method, now)
-    const refresh = this.refreshFor(user, sessionId, now, now + this.settings.sessionMaxAge, strength)
+    const refresh = this.refreshFor({ user, sessionId, now, endsAt: now + this.options.settings.sessionMaxAge, strength })
     const access = this.accessFor(refresh, now)
     const stored = await this.store.sessions.create({
       id: sessionId,
@@ -115,7 +128,7 @@ export class SessionService {
       ...clientOf(context)
     }, user.credentialsVersion)
     if (!stored) throw new InvalidCredentials()
-    const max = this.settings.sessionsMaxPerUser
+    const max = this.options.settings.sessionsMaxPerUser
     if (max !== undefined) await this.revoke({ userId: user.id, keepNewest: max }, { reason: 'session_limit' }, context ?? { ip: 'unknown' })
     return this.pair(user, refresh, access)
   }
@@ -127,7 +140,7 @@ export class SessionService {
    */
   async refresh (token: string, context: RequestContext): Promise<TokenPair> {
     const nowMs = Date.now()
-    const claims = this.tokens.verify(token, 'refresh', nowMs)
+    const claims = this.options.tokens.verify(token, 'refresh', nowMs)
     const [session, user] = await Promise.all([
       this.store.sessions.findById(claims.session_id),
       this.store.users.findById(claims.user_id)
@@ -135,13 +148,13 @@ export class SessionService {
     if (session === undefined || session.revokedAt !== null || user === undefined) throw new TokenRevoked()
     const now = Math.floor(nowMs / 1000)
     // the session's absolute end: refused from then on, even with a token older than the limit
-    const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.settings.sessionMaxAge
+    const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.options.settings.sessionMaxAge
     if (now >= endsAt) throw new TokenExpired()
     if (session.refreshJti === claims.jti) {
       // the sign-in's strength and time travel down the chain unchanged
-      const pair = await this.rotate(session, user, nowMs, strengthOf(claims, Math.floor(Date.parse(session.signedInAt) / 1000)), clientOf(context))
+      const pair = await this.rotate({ session, user, nowMs, strength: strengthOf(claims, Math.floor(Date.parse(session.signedInAt) / 1000)), client: clientOf(context) })
       if (pair !== undefined) {
-        this.audit({ event: 'refreshed', actorId: user.id, userId: user.id, sessionId: session.id }, context)
+        this.options.audit({ event: 'refreshed', actorId: user.id, userId: user.id, sessionId: session.id }, context)
         return pair
       }
     }
@@ -149,7 +162,7 @@ export class SessionService {
     if (current === undefined || current.revokedAt !== null) throw new TokenRevoked()
     if (this.inGrace(current, claims, nowMs)) return await this.reissue(user, current, now)
     await this.revoke({ sessionId: session.id }, { reason: 'refresh_token_reused' }, context)
-    this.audit({ event: 'refresh_reuse_detected', outcome: 'failure', userId: user.id, sessionId: session.id }, context)
+    this.options.audit({ event: 'refresh_reuse_detected', outcome: 'failure', userId: user.id, sessionId: session.id }, context)
     throw new RefreshTokenReused()
   }
 
@@ -161,7 +174,7 @@ export class SessionService {
     const session = await this.store.sessions.findById(claims.session_id)
     if (session === undefined || session.revokedAt !== null) throw new TokenRevoked()
     // proven within the session, from where it was last used
-    const pair = await this.rotate(session, user, Date.now(), strength, { ip: session.ip, userAgent: session.userAgent })
+    const pair = await this.rotate({ session, user, nowMs: Date.now(), strength, client: { ip: session.ip, userAgent: session.userAgent } })
     if (pair === undefined) throw new TokenRevoked()
     return pair
   }
@@ -170,10 +183,10 @@ export class SessionService {
    * The session's refresh token rotated to a new pair at `strength`, ending where the session
    * ends; undefined when its current token is no longer the one read (a concurrent rotation).
    */
-  private async rotate (session: Session, user: User, nowMs: number, strength: AuthStrength, client: { ip: string | null, userAgent: string | null }): Promise<TokenPair | undefined> {
+  private async rotate ({ session, user, nowMs, strength, client }: Rotation): Promise<TokenPair | undefined> {
     const now = Math.floor(nowMs / 1000)
-    const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.settings.sessionMaxAge
-    const next = this.refreshFor(user, session.id, now, endsAt, strength)
+    const endsAt = Math.floor(Date.parse(session.signedInAt) / 1000) + this.options.settings.sessionMaxAge
+    const next = this.refreshFor({ user, sessionId: session.id, now, endsAt, strength })
     const access = this.accessFor(next, now)
     const rotated = await this.store.sessions.rotate({
       sessionId: session.id,
@@ -203,7 +216,7 @@ export class SessionService {
       ? { sessionId: claims.session_id }
       : { userId: claims.user_id, exceptSessionId: scope === 'others' ? claims.session_id : undefined }
     await this.revoke(target, { reason: `logout_${scope}`, actorId: claims.user_id }, context)
-    this.audit({ event: 'logged_out', actorId: claims.user_id, userId: claims.user_id, sessionId: claims.session_id, detail: scope }, context)
+    this.options.audit({ event: 'logged_out', actorId: claims.user_id, userId: claims.user_id, sessionId: claims.session_id, detail: scope }, context)
   }
 
   /**
@@ -214,12 +227,12 @@ export class SessionService {
    */
   async revoke (target: RevocationTarget, { reason, actorId }: RevocationCause, context: RequestContext, store: Store = this.store): Promise<number> {
     const revoked = await store.sessions.revoke(target, reason, iso(Date.now()), REVOCATION_MARGIN_MS)
-    for (const { sessionId, revocationExpiresAt } of revoked) this.index.add(sessionId, Date.parse(revocationExpiresAt))
+    for (const { sessionId, revocationExpiresAt } of revoked) this.options.index.add(sessionId, Date.parse(revocationExpiresAt))
     const first = revoked[0]
     if (first !== undefined && !('sessionId' in target)) {
-      this.audit({ event: 'sessions_revoked', actorId, userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
+      this.options.audit({ event: 'sessions_revoked', actorId, userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
     } else if (first !== undefined && target.userId !== undefined) {
-      this.audit({ event: 'session_revoked', actorId, userId: first.userId, sessionId: first.sessionId, detail: reason }, context)
+      this.options.audit({ event: 'session_revoked', actorId, userId: first.userId, sessionId: first.sessionId, detail: reason }, context)
     }
     return revoked.length
   }
@@ -247,22 +260,22 @@ export class SessionService {
   /** The refresh token spent by the session's last rotation, presented again within the grace interval. */
   private inGrace (session: Session, claims: Claims, nowMs: number): boolean {
     if (session.previousJti !== claims.jti || session.rotatedAt === null) return false
-    return nowMs <= Date.parse(session.rotatedAt) + this.settings.refreshReuseInterval * 1000
+    return nowMs <= Date.parse(session.rotatedAt) + this.options.settings.refreshReuseInterval * 1000
   }
 
   /** True for a token that verified here before (the verified-token cache): see readAccessCredential. */
-  readonly isKnownToken = (token: string): boolean => this.tokens.cache.has(token)
+  readonly isKnownToken = (token: string): boolean => this.options.tokens.cache.has(token)
 
   /** The hot path of every guarded request: signature, type, exp, then an in-memory lookup. */
   verifyAccess (token: string): Claims {
-    const claims = this.tokens.verify(token, 'access', Date.now())
-    if (this.index.has(claims.session_id)) throw new TokenRevoked()
+    const claims = this.options.tokens.verify(token, 'access', Date.now())
+    if (this.options.index.has(claims.session_id)) throw new TokenRevoked()
     return claims
   }
 
   /** Verifies a refresh token without spending it (logout identifies the session with it). */
   verifyRefresh (token: string): Claims {
-    return this.tokens.verify(token, 'refresh', Date.now())
+    return this.options.tokens.verify(token, 'refresh', Date.now())
   }
 
   /**
@@ -277,23 +290,23 @@ export class SessionService {
   }
 
   /** A refresh token that expires with the session at the latest (`endsAt`: sign-in + SESSION_MAX_AGE). */
-  private refreshFor (user: User, sessionId: string, now: number, endsAt: number, strength: AuthStrength): Claims {
-    const claims = this.tokens.claims({ subject: user, sessionId, type: 'refresh', nowSeconds: now, strength })
+  private refreshFor ({ user, sessionId, now, endsAt, strength }: RefreshGrant): Claims {
+    const claims = this.options.tokens.claims({ subject: user, sessionId, type: 'refresh', nowSeconds: now, strength })
     return claims.exp > endsAt ? { ...claims, exp: endsAt } : claims
   }
 
   /** The access token that goes with a refresh token: the same subject and grants, and never outliving it. */
   private accessFor (refresh: Claims, now: number): Claims {
     const subject = { id: refresh.user_id, email: refresh.email, roles: refresh.roles, isSuperuser: refresh.is_superuser }
-    const claims = this.tokens.claims({ subject, sessionId: refresh.session_id, type: 'access', nowSeconds: now, strength: strengthOf(refresh, refresh.iat) })
+    const claims = this.options.tokens.claims({ subject, sessionId: refresh.session_id, type: 'access', nowSeconds: now, strength: strengthOf(refresh, refresh.iat) })
     return claims.exp > refresh.exp ? { ...claims, exp: refresh.exp } : claims
   }
 
   private pair (user: User, refresh: Claims, access: Claims): TokenPair {
     return {
       sessionId: refresh.session_id,
-      accessToken: this.tokens.sign(access),
-      refreshToken: this.tokens.sign(refresh),
+      accessToken: this.options.tokens.sign(access),
+      refreshToken: this.options.tokens.sign(refresh),
       accessExpiresAt: access.exp * 1000,
       accessLifetime: access.exp - access.iat,
       refreshExpiresAt: refresh.exp * 1000,

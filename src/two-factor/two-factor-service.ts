@@ -1,14 +1,16 @@
 import { randomBytes, randomInt } from 'node:crypto'
 import { KeyedHash } from '../crypto/keyed-hash.js'
 import type { AuditSink, RequestContext } from '../events.js'
-import type { Envelope } from '../crypto/envelope.js'
+import type { DataKey, Envelope } from '../crypto/envelope.js'
 import type { Store } from '../db/store.js'
 import type { User } from '../db/users.js'
-import { InvalidOtp, InvalidPassword, MfaChallengeIssued, NotFound, TokenRevoked, TotpAlreadyEnabled } from '../errors.js'
+import { InvalidOtp, InvalidPassword, NotFound, TokenRevoked, TotpAlreadyEnabled } from '../errors.js'
 import { securityNoticeMail } from '../mail/templates.js'
 import type { PasswordHasher } from '../crypto/passwords.js'
 import type { SessionService, TokenPair } from '../sessions/session-service.js'
 import type { AuthThrottles } from '../limits/throttle.js'
+import type { AccountBound } from '../limits/account-bound.js'
+import { MFA_METHODS, type MfaMethod } from '../../schemas/two-factor.js'
 import { secondFactorStrength, type Claims, type SignInMethod } from '../tokens/claims.js'
 import { matchingStep, newTotpSecret, otpauthUri, qrSvg } from './totp.js'
 
@@ -24,12 +26,19 @@ export interface FactorProof { code?: string | undefined, recoveryCode?: string 
 
 export interface Enrolment { secret: string, otpauthUri: string, qrSvg: string }
 
+/** A right first factor of a user with a second one: the challenge that finishes the sign-in (the body is schemas/two-factor.ts MfaChallenge). */
+export interface SecondFactorChallenge { mfaToken: string, expiresIn: number, methods: readonly MfaMethod[] }
+
 export interface TwoFactorOptions {
   store: Store
   hasher: PasswordHasher
   sessions: SessionService
   envelope: Envelope
+  /** DATA_ENCRYPTION_KEYS, the first the current one: recovery codes are keyed with a key derived from it */
+  dataKeys: DataKey[]
   throttles: AuthThrottles
+  /** wrong second-factor codes per account, from every address (SECOND_FACTOR_MAX_FAILURES) */
+  bound: AccountBound
   audit: AuditSink
   /** TOTP_ISSUER */
   issuer: string
@@ -42,6 +51,11 @@ export interface TwoFactorOptions {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+/** What a recovery code's HMAC is taken of: bound to its user, without case, dashes or spaces, as people type them. */
+function recoveryInput (userId: string, code: string): string {
+  return `recovery\0${userId}\0${code.toLowerCase().replace(/[\s-]/g, '')}`
+}
 
 /** Ten recovery codes, `xxxxx-xxxxx`, uniformly drawn. */
 function newRecoveryCodes (): string[] {
@@ -57,9 +71,12 @@ function newRecoveryCodes (): string[] {
  */
 export class TwoFactorService {
   private readonly hash: KeyedHash
+  /** one keyed hash per data encryption key, the current one first */
+  private readonly recoveryKeys: Array<{ id: string, hash: KeyedHash }>
 
   constructor (private readonly options: TwoFactorOptions, jwtSecret: string) {
     this.hash = new KeyedHash(jwtSecret, 'gatehouse second factor')
+    this.recoveryKeys = options.dataKeys.map(({ id, key }) => ({ id, hash: new KeyedHash(key, 'gatehouse recovery codes') }))
   }
 
   /** Whether the user signs in with a second factor (an active one; a pending factor does not count). */
@@ -88,11 +105,16 @@ export class TwoFactorService {
     const factor = user === undefined ? undefined : await store.totp.find(user.id)
     if (user === undefined || factor?.state !== 'pending') return this.failed(user?.id, 'no pending factor', context)
     const nowMs = this.options.clock()
-    const step = matchingStep(this.open(user.id, factor.sealedSecret), code, nowMs)
-    if (step === undefined) return this.failed(user.id, 'wrong code', context)
+    let step: number | undefined
+    // enrolment counts against the account's bound too: the caller holds a session, not necessarily the phone
+    const matched = await this.provesBounded(user, { code }, async () => (step = matchingStep(this.open(user.id, factor.sealedSecret), code, nowMs)) !== undefined)
+    if (!matched || step === undefined) return this.failed(user.id, 'wrong code', context)
+    const accepted = step
     const recoveryCodes = newRecoveryCodes()
     const activated = await store.transaction(async (tx) => {
-      if (!await tx.totp.acceptStep(user.id, 'pending', step, iso(nowMs), true)) return false
+      if (!await tx.totp.acceptStep({ userId: user.id, state: 'pending', step: accepted, now: iso(nowMs), activate: true })) return false
+      // as a password change does: a sign-in that read the user before this commit stores no session
+      await tx.users.bumpCredentialsVersion(user.id, iso(nowMs))
       await tx.totp.replaceRecoveryCodes(user.id, recoveryCodes.map((c) => this.recoveryHash(user.id, c)), iso(nowMs))
       await sessions.revoke({ userId: user.id, exceptSessionId: caller.session_id }, { reason: 'totp_enabled', actorId: user.id }, context, tx)
       await this.notice(tx, user, 'Two-factor sign-in was turned on for your account; every other session was signed out.')
@@ -105,8 +127,8 @@ export class TwoFactorService {
     return { recoveryCodes, pair }
   }
 
-  /** A right first factor of a user with TOTP on: no session, a challenge (403 mfa_required) instead. */
-  async challenge (user: User, method: SignInMethod, remember: boolean): Promise<never> {
+  /** A right first factor of a user with TOTP on: no session, a challenge (the 403 mfa_required answer) instead. */
+  async challenge (user: User, method: SignInMethod, remember: boolean, context: RequestContext): Promise<SecondFactorChallenge> {
     const token = randomBytes(32).toString('base64url')
     const now = Date.now()
     await this.options.store.totp.createChallenge({
@@ -117,13 +139,15 @@ export class TwoFactorService {
       createdAt: iso(now),
       expiresAt: iso(now + CHALLENGE_TTL_SECONDS * 1000)
     })
-    throw new MfaChallengeIssued(token, CHALLENGE_TTL_SECONDS)
+    this.options.audit({ event: 'mfa_challenge_issued', userId: user.id, detail: method }, context)
+    return { mfaToken: token, expiresIn: CHALLENGE_TTL_SECONDS, methods: MFA_METHODS }
   }
 
   /**
    * verify-2fa with an mfa_token: an attempt is reserved on the challenge before the code is
    * checked, and the check runs inside the login throttle of the user's email, so wrong codes
-   * count as failed sign-ins. The fifth wrong code spends the challenge.
+   * count as failed sign-ins (and a right one completes the sign-in the password began), and
+   * against the account's bound. The fifth wrong code spends the challenge.
    */
   async completeChallenge (mfaToken: string, proof: FactorProof, context: RequestContext): Promise<{ pair: TokenPair, remember: boolean }> {
     const { store } = this.options
@@ -176,28 +200,72 @@ export class TwoFactorService {
     const nowMs = this.options.clock()
     if (proof.code !== undefined) {
       const step = matchingStep(this.open(userId, factor.sealedSecret), proof.code, nowMs)
-      return step !== undefined && await store.totp.acceptStep(userId, 'active', step, iso(nowMs))
+      return step !== undefined && await store.totp.acceptStep({ userId, state: 'active', step, now: iso(nowMs) })
     }
     if (proof.recoveryCode === undefined) return false
-    return await store.totp.useRecoveryCode(userId, this.recoveryHash(userId, proof.recoveryCode), iso(nowMs))
+    return await store.totp.useRecoveryCode(userId, this.recoveryCandidates(userId, proof.recoveryCode), iso(nowMs))
   }
 
-  /** `proves`, inside the login throttle of the user's email: a wrong code counts as a failed sign-in (429 beyond the limit). */
+  /** `proves`, inside the login throttle of the user's email (a wrong code counts as a failed sign-in) and the account's bound. */
   private async provesCounted (user: User, proof: FactorProof, context: RequestContext): Promise<boolean> {
-    const { ok } = await this.options.throttles.login.attempt(`login:${user.email}`, context.ip, async () => ({ ok: await this.proves(user.id, proof) }))
+    const { ok } = await this.options.throttles.login.attempt(`login:${user.email}`, context.ip, async () => ({ ok: await this.provesBounded(user, proof) }))
     return ok
   }
 
-  /** A code from a reset request: six digits are a TOTP code, anything else a recovery code. */
-  async provesWithCode (userId: string, code: string | undefined): Promise<boolean> {
-    if (code === undefined) return false
-    return await this.proves(userId, /^[0-9]{6}$/.test(code) ? { code } : { recoveryCode: code })
+  /**
+   * A check of the second factor against the account's bound, the place reserved before the
+   * check. Once the bound is reached a six-digit code is refused unchecked (429), so guessing
+   * gains nothing; a recovery code (50 random bits, out of a guesser's reach) is still checked —
+   * the real user's way past the lock — and a wrong one gets the same 429. The failure that
+   * reaches the bound tells the user by mail.
+   */
+  private async provesBounded (user: User, proof: FactorProof, check = async () => await this.proves(user.id, proof)): Promise<boolean> {
+    const { bound } = this.options
+    const slot = await bound.reserve(user.id)
+    if (!slot.allowed && proof.recoveryCode === undefined) bound.refuse(slot)
+    if (await check()) {
+      await bound.release(user.id, slot)
+      return true
+    }
+    if (!slot.allowed) bound.refuse(slot)
+    if (slot.count === bound.max) await this.boundReached(user, slot.resetAt)
+    return false
+  }
+
+  private async boundReached (user: User, until: number): Promise<void> {
+    const when = `${new Date(until).toISOString().slice(0, 16).replace('T', ' ')} UTC`
+    await this.notice(this.options.store, user, `${this.options.bound.max} wrong two-factor codes were entered for your account, so whoever entered them ` +
+      `knows your password. Codes from your authenticator app are refused until ${when}; a recovery code still works.`)
+    this.mailQueued()
+    this.options.audit({ event: 'totp_failed', outcome: 'failure', userId: user.id, detail: 'second-factor bound reached' }, { ip: 'system' })
+  }
+
+  /**
+   * reset-password's second factor (six digits: a TOTP code, anything else a recovery code),
+   * against the account's bound. A TOTP code is used now; a recovery code is only looked up, and
+   * spent by `spendRecoveryCode` in the reset's own transaction, once its token is claimed: the
+   * loser of two racing resets keeps its code. Undefined when missing or wrong.
+   */
+  async checkResetCode (user: User, code: string | undefined): Promise<FactorProof | undefined> {
+    if (code === undefined) return undefined
+    const proof: FactorProof = /^[0-9]{6}$/.test(code) ? { code } : { recoveryCode: code }
+    const check = proof.code !== undefined
+      ? async () => await this.proves(user.id, proof)
+      : async () => await this.options.store.totp.hasRecoveryCode(user.id, this.recoveryCandidates(user.id, code))
+    return await this.provesBounded(user, proof, check) ? proof : undefined
+  }
+
+  /** Spends a recovery code `checkResetCode` accepted, in the caller's transaction; false when it was used meanwhile. */
+  async spendRecoveryCode (tx: Store, userId: string, code: string): Promise<boolean> {
+    return await tx.totp.useRecoveryCode(userId, this.recoveryCandidates(userId, code), iso(this.options.clock()))
   }
 
   /** No factor, no change: nothing is mailed or audited (a superuser's DELETE on a user without one). */
   private async remove (user: User, actorId: string, context: RequestContext): Promise<void> {
     const removed = await this.options.store.transaction(async (tx) => {
       if (!await tx.totp.remove(user.id)) return false
+      // a sign-in that read the user before this commit (and so expected a challenge) stores no session
+      await tx.users.bumpCredentialsVersion(user.id, iso(Date.now()))
       await this.notice(tx, user, 'Two-factor sign-in was turned off for your account.')
       return true
     })
@@ -239,9 +307,24 @@ export class TwoFactorService {
     return this.options.envelope.open(sealed, `totp:${userId}`).toString('utf8')
   }
 
-  /** Recovery codes are compared without case, dashes or spaces, as people type them. */
+  /**
+   * A recovery code as stored: `k:<key id>:<HMAC>` under the current data encryption key, so a
+   * JWT_SECRET rotation leaves it working. Codes are compared without case, dashes or spaces.
+   */
   private recoveryHash (userId: string, code: string): string {
-    return this.mac(`recovery\0${userId}\0${code.toLowerCase().replace(/[\s-]/g, '')}`)
+    const [current] = this.recoveryKeys
+    if (current === undefined) throw new Error('TOTP needs DATA_ENCRYPTION_KEYS')
+    return `k:${current.id}:${current.hash.of(recoveryInput(userId, code))}`
+  }
+
+  /**
+   * Every form a stored code of this text may have: under each data encryption key (a retired key
+   * stays listed until its codes are replaced), and — for sets made before keys were used — the
+   * bare HMAC under the JWT_SECRET key, which keeps verifying until used or replaced.
+   */
+  private recoveryCandidates (userId: string, code: string): string[] {
+    const input = recoveryInput(userId, code)
+    return [...this.recoveryKeys.map(({ id, hash }) => `k:${id}:${hash.of(input)}`), this.mac(input)]
   }
 
   private mac (input: string): string {

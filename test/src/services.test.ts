@@ -5,7 +5,7 @@ import type { Config } from '../../src/config/config.js'
 import { connect, type Store } from '../../src/db/store.js'
 import { ConfigError, InvalidCredentials, RateLimited } from '../../src/errors.js'
 import { createServices } from '../../src/services.js'
-import { PASSWORD, prepareDatabase, testConfig, type TestContext } from '../helper.js'
+import { PASSWORD, prepareDatabase, sessionOf, testConfig, type TestContext } from '../helper.js'
 
 const CONTEXT = { ip: '192.0.2.7' }
 const QUIET = { info () {}, warn () {}, error () {} }
@@ -39,7 +39,7 @@ t.test('createServices builds the services without an app, and they report what 
 
   const user = await services.users.create({ email: 'Ann@Example.com', password: PASSWORD, name: 'Ann', roles: ['user'], isSuperuser: false })
   t.equal(user.email, 'ann@example.com')
-  const pair = await services.auth.login('ann@example.com', PASSWORD, CONTEXT)
+  const pair = await sessionOf(services.auth.login('ann@example.com', PASSWORD, CONTEXT))
   t.equal(services.sessions.verifyAccess(pair.accessToken).user_id, user.id)
   await t.rejects(services.auth.login('ann@example.com', 'Wrong-Password-1', CONTEXT), InvalidCredentials)
   // tap matches a class pattern by its fields, not instanceof: RateLimited is a subclass (it carries retryAfter)

@@ -3,7 +3,7 @@ import t from 'tap'
 import { connect, transactionChannel } from '../../../src/db/store.js'
 import { TokenRevoked } from '../../../src/errors.js'
 import { createServices } from '../../../src/services.js'
-import { PASSWORD, prepareDatabase, testConfig } from '../../helper.js'
+import { PASSWORD, prepareDatabase, sessionOf, testConfig } from '../../helper.js'
 
 const CONTEXT = { ip: '192.0.2.8' }
 
@@ -15,8 +15,8 @@ t.test('change-password hashes the new password before its transaction opens, th
   await store.migrate()
   const services = await createServices({ config, store, log: { info () {}, warn () {}, error () {} } })
   const user = await services.users.create({ email: 'cp@example.com', password: PASSWORD, name: 'Cy', roles: ['user'], isSuperuser: false })
-  const pair = await services.auth.login(user.email, PASSWORD, CONTEXT)
-  const other = await services.auth.login(user.email, PASSWORD, CONTEXT)
+  const pair = await sessionOf(services.auth.login(user.email, PASSWORD, CONTEXT))
+  const other = await sessionOf(services.auth.login(user.email, PASSWORD, CONTEXT))
 
   // how many of this store's transactions are open, and what was open when each hash finished
   let open = 0

@@ -27,7 +27,7 @@ t.test('recovery is off by default, with the documented lifetimes and mail rate'
   t.same(config.mailRateLimit, { max: 10, windowSeconds: 3600 })
   const on = load(t, { ENABLE_PASSWORD_RESET: true, PASSWORD_RESET_URL: 'http://localhost:3000/reset#token={token}', ENABLE_EMAIL_OTP: true })
   t.same(on.passwordReset, { url: 'http://localhost:3000/reset#token={token}', ttl: 1800 })
-  t.same(on.emailOtp, { ttl: 600, maxAttempts: 5 })
+  t.same(on.emailOtp, { ttl: 600, maxAttempts: 5, accountFailures: { max: 10, window: 86_400 }, accountMails: { max: 5, window: 3600 } })
 })
 
 t.test('a reset feature without PASSWORD_RESET_URL, or with a bad one, refuses to start naming the setting', async (t) => {

@@ -19,7 +19,7 @@ t.test('TOTP is off by default and then needs no data encryption key', async (t)
 
 t.test('on, it takes the issuer and the given keys', async (t) => {
   const config = load(t, { ENABLE_TOTP: true, TOTP_ISSUER: 'Example Corp', DATA_ENCRYPTION_KEYS: DATA_KEY })
-  t.same(config.totp, { issuer: 'Example Corp' })
+  t.same(config.totp, { issuer: 'Example Corp', maxFailures: 10, failureWindow: 86_400 })
   t.same(config.dataEncryptionKeys?.map((k) => k.id), ['k1'])
   t.equal(load(t, { ENABLE_TOTP: true, DATA_ENCRYPTION_KEYS: DATA_KEY }).totp?.issuer, 'gatehouse')
 })
@@ -35,7 +35,7 @@ t.test('production with ENABLE_TOTP and no DATA_ENCRYPTION_KEYS refuses to start
   t.throws(() => load(t, { APP_ENV: 'production', JWT_SECRET: STRONG_SECRET, ENABLE_TOTP: true }),
     new ConfigError('Invalid configuration: DATA_ENCRYPTION_KEYS is required when APP_ENV=production and ENABLE_TOTP=true'))
   const config = load(t, { APP_ENV: 'production', JWT_SECRET: STRONG_SECRET, ENABLE_TOTP: true, DATA_ENCRYPTION_KEYS: DATA_KEY })
-  t.same(config.totp, { issuer: 'gatehouse' }, 'with the keys it starts')
+  t.same(config.totp, { issuer: 'gatehouse', maxFailures: 10, failureWindow: 86_400 }, 'with the keys it starts')
 })
 
 t.test('an issuer with a colon is refused, naming TOTP_ISSUER', async (t) => {

@@ -35,7 +35,7 @@ for (const [name, make] of stores) {
 
   t.test(`a check that throws gives its attempt back; a failed one keeps it; a success resets (${name})`, async (t) => {
     const store = await make(t)
-    const throttle = new FailureThrottle(store, { max: 2, windowMs: 60_000, accountMax: 100, accountWindowMs: 60_000, ipv6Prefix: 64 }, 'login_failures')
+    const throttle = new FailureThrottle({ store, limits: { max: 2, windowMs: 60_000, accountMax: 100, accountWindowMs: 60_000, ipv6Prefix: 64 }, name: 'login_failures' })
     const attempt = async (ok: boolean) => await throttle.attempt('s', '192.0.2.1', async () => ({ ok }))
     await t.rejects(throttle.attempt('s', '192.0.2.1', async () => { throw new Error('database down') }), { message: 'database down' })
     t.equal(await store.peek('s:192.0.2.1'), undefined, 'an error is not a guess')
@@ -57,7 +57,7 @@ const LIMITS = { max: 5, windowMs: 60_000, accountMax: 50, accountWindowMs: 60_0
 
 t.test('in memory, a locked subject survives a flood of sign-ins for random emails, and the counters stay bounded', async (t) => {
   const store = new MemoryCounterStore()
-  const throttle = new FailureThrottle(store, LIMITS, 'login_failures')
+  const throttle = new FailureThrottle({ store, limits: LIMITS, name: 'login_failures' })
   const fail = async (subject: string, ip: string) => await throttle.attempt(subject, ip, async () => ({ ok: false }))
   for (let i = 0; i < 5; i++) await fail('victim@example.com', '198.51.100.7')
   await t.rejects(fail('victim@example.com', '198.51.100.7'), { statusCode: 429, code: 'RATE_LIMITED' }, 'locked')

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { InvalidOtp } from '../../../src/errors.js'
+import { KeyedHash } from '../../../src/crypto/keyed-hash.js'
 import { buildFrom, createUser, testConfig } from '../../helper.js'
 import { startCaptureServer } from '../../mail/smtp-capture.js'
 
@@ -12,7 +13,7 @@ t.test('with the features off the service queues nothing and accepts no code', a
   app.services.recovery.requestCode(user.email, 'login', { ip: '127.0.0.1' })
   await app.services.recovery.settled()
   t.same(await app.store.mailOutbox.list(), [])
-  await t.rejects(app.services.recovery.verifyCode(user.email, '123456', 'login', { ip: '127.0.0.1' }), InvalidOtp)
+  await t.rejects(app.services.recovery.verifyCode({ email: user.email, code: '123456', purpose: 'login' }, { ip: '127.0.0.1' }), InvalidOtp)
 })
 
 t.test('a mail request that fails after the answer is logged, never thrown, and writes nothing', async (t) => {
@@ -41,4 +42,32 @@ t.test('closing the app waits for a request taken just before', async (t) => {
   t.intercept(store, 'close', { value: async () => { rows = (await store.mailOutbox.list()).length; await Reflect.apply(Object.getPrototypeOf(store).close, store, []) } })
   await app.close()
   t.equal(rows, 1, 'the outbox row was written before the store closed')
+})
+
+t.test('verify-otp does the same work for an unknown address as for a known one with past codes', async (t) => {
+  const smtp = await startCaptureServer(t)
+  const app = await buildFrom(t, testConfig(t, { ...RESET_ON, SMTP_URL: smtp.url }))
+  const user = await createUser(app)
+  // past codes: one spent by a newer send, one live
+  for (let i = 0; i < 2; i++) app.services.recovery.requestCode(user.email, 'login', { ip: '127.0.0.1' })
+  await app.services.recovery.settled()
+
+  const seen: string[] = []
+  const count = <T extends object>(target: T, method: keyof T & string, name: string) => {
+    const original = target[method] as (...args: unknown[]) => unknown
+    t.intercept(target, method, { value: function (this: unknown, ...args: unknown[]) { seen.push(name); return original.apply(this, args) } })
+  }
+  count(app.store.users, 'findByEmail', 'find the user')
+  count(app.store.oneTimeSecrets, 'reserveAttempt', 'reserve an attempt')
+  count(app.store.oneTimeSecrets, 'spend', 'spend')
+  count(KeyedHash.prototype, 'of', 'keyed hash')
+  const work = async (email: string) => {
+    seen.length = 0
+    await t.rejects(app.services.recovery.verifyCode({ email, code: '000000', purpose: 'login' }, { ip: '127.0.0.1' }), InvalidOtp)
+    return [...seen]
+  }
+  const known = await work(user.email)
+  const unknown = await work('nobody@example.com')
+  t.strictSame(known, ['find the user', 'reserve an attempt', 'keyed hash'])
+  t.strictSame(unknown, known, 'the same statements and hashes, in the same order')
 })

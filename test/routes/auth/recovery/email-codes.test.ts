@@ -1,6 +1,6 @@
 import t from 'tap'
 import { authHeader, claimsOf, cookieOf, createUser, tokenResponse } from '../../../helper.js'
-import { codeFor, delivered, INVALID_OTP, post, recoveryApp } from './support.js'
+import { codeFor, delivered, INVALID_OTP, post, queued, recoveryApp } from './support.js'
 
 const verify = (email: string, code: string, purpose: string, extra: Record<string, unknown> = {}) => ({ email, code, purpose, ...extra })
 
@@ -109,7 +109,7 @@ t.test('an unknown address or an expired code is the same 400 invalid_otp', asyn
 })
 
 t.test('concurrent wrong guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS: each is counted before it is compared', async (t) => {
-  const app = await recoveryApp(t)
+  const app = await recoveryApp(t, { EMAIL_OTP_ACCOUNT_MAX_FAILURES: 50 })
   const user = await createUser(app)
   const code = await codeFor(app, user.email, 'login')
   const wrong = Array.from({ length: 12 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0'))
@@ -118,4 +118,44 @@ t.test('concurrent wrong guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS: each is c
   const right = await post(app, '/auth/verify-otp', verify(user.email, code, 'login'))
   t.equal(right.statusCode, 400, 'the code was spent by the fifth wrong guess')
   t.same(right.json(), INVALID_OTP)
+})
+
+const RATE_LIMITED = { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' }
+
+t.test('wrong email codes count per address across client addresses: EMAIL_OTP_ACCOUNT_MAX_FAILURES, then 429 even for the right code; an unknown address alike', async (t) => {
+  const app = await recoveryApp(t, { EMAIL_OTP_ACCOUNT_MAX_FAILURES: 6, EMAIL_OTP_ACCOUNT_MAX_MAILS: 50 })
+  const user = await createUser(app)
+  const from = async (ip: string, email: string, code: string) => await app.inject({ method: 'POST', url: '/auth/verify-otp', payload: verify(email, code, 'login'), remoteAddress: ip })
+  const statuses: number[] = []
+  for (let n = 0; n < 4; n++) {
+    const code = await codeFor(app, user.email, 'login')
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0')
+    for (let i = 0; i < 2; i++) statuses.push((await from(`192.0.2.${50 + n}`, user.email, wrong)).statusCode)
+  }
+  t.strictSame(statuses, [400, 400, 400, 400, 400, 400, 429, 429], 'six wrong codes over three addresses, then 429 on a fourth')
+  const code = await codeFor(app, user.email, 'login')
+  const right = await from('198.51.100.9', user.email, code)
+  t.equal(right.statusCode, 429, 'the right code too, once the bound is reached')
+  t.strictSame(right.json(), RATE_LIMITED)
+  t.ok(Number(right.headers['retry-after']) > 86_000, 'Retry-After: the rest of the day-long window')
+
+  const unknown: number[] = []
+  for (let i = 0; i < 7; i++) unknown.push((await from(`192.0.2.${60 + i}`, 'nobody@example.com', '123456')).statusCode)
+  t.strictSame(unknown, [400, 400, 400, 400, 400, 400, 429], 'an unknown address is counted the same: a 429 reveals no account')
+})
+
+t.test('code mails per account are bounded for addresses it never signed in from; its own address still gets a code', async (t) => {
+  const app = await recoveryApp(t, { EMAIL_OTP_ACCOUNT_MAX_MAILS: 3 })
+  const user = await createUser(app)
+  for (let i = 0; i < 8; i++) {
+    const res = await app.inject({ method: 'POST', url: '/auth/send-otp', payload: { email: user.email, purpose: 'login' }, remoteAddress: `192.0.2.${70 + i}` })
+    t.equal(res.statusCode, 202)
+  }
+  t.equal((await queued(app, user.email)).length, 3, 'eight requests from eight addresses: three mails')
+  // the real user, where they signed in before, still gets one
+  const signedIn = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password }, remoteAddress: '203.0.113.5' })
+  t.equal(signedIn.statusCode, 200)
+  const own = await app.inject({ method: 'POST', url: '/auth/send-otp', payload: { email: user.email, purpose: 'login' }, remoteAddress: '203.0.113.5' })
+  t.equal(own.statusCode, 202)
+  t.equal((await queued(app, user.email)).length, 4, 'a code for the account\'s own address')
 })

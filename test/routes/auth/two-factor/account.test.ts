@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { test } from 'tap'
-import { authHeader, createUser, login, rawSql, tempDir } from '../../../helper.js'
+import { authHeader, createUser, login, rawSql, tempDir, TEST_SECRET } from '../../../helper.js'
+import { KeyedHash } from '../../../../src/crypto/keyed-hash.js'
 import { SUPERUSER_REQUIRED } from '../../../patterns.js'
 import { challengeOf, enrolledUser, INVALID_OTP, oathtool, post, testClock, totpApp } from './support.js'
 
@@ -139,4 +140,25 @@ test('wrong codes on disable-2fa count toward the login throttle too', async (t)
   }
   const limited = await post(app, '/auth/disable-2fa', { password: user.password, code: oathtool(user.secret, app.testClock.now) }, user.access_token)
   t.equal(limited.statusCode, 429, 'even the right code, once the limit is reached')
+})
+
+test('recovery codes survive a JWT_SECRET rotation (keyed from DATA_ENCRYPTION_KEYS, key id stored beside); a set hashed under the JWT_SECRET key before keeps verifying', async (t) => {
+  const dir = tempDir(t)
+  const app = await totpApp(t, { DATA_DIR: dir })
+  const user = await enrolledUser(app)
+  const input = (code: string) => `recovery\0${user.id}\0${code.replace('-', '')}`
+  const rows = await rawSql<{ code_hash: string }>(app.config, sql`select code_hash from recovery_codes where user_id = ${user.id}`)
+  const current = new KeyedHash(Buffer.alloc(32, 9), 'gatehouse recovery codes')
+  t.ok(rows.some((r) => r.code_hash === `k:t1:${current.of(input(user.recoveryCodes[0] ?? ''))}`), 'stored as k:<key id>:<HMAC>')
+
+  const rotated = await totpApp(t, { DATA_DIR: dir, JWT_SECRET: 'another-test-secret-that-is-32-bytes-or-more' }, app.testClock)
+  const after = await post(rotated, '/auth/verify-2fa', { mfa_token: await challengeOf(rotated, user), recovery_code: user.recoveryCodes[0] })
+  t.equal(after.statusCode, 200, 'a recovery code works after JWT_SECRET changed')
+
+  // a code stored before this change: the bare HMAC under the JWT_SECRET key still verifies
+  const second = user.recoveryCodes[1] ?? ''
+  const legacy = new KeyedHash(TEST_SECRET, 'gatehouse second factor').of(input(second))
+  await rawSql(app.config, sql`update recovery_codes set code_hash = ${legacy} where code_hash = ${`k:t1:${current.of(input(second))}`}`)
+  const old = await post(app, '/auth/verify-2fa', { mfa_token: await challengeOf(app, user), recovery_code: second })
+  t.equal(old.statusCode, 200, 'a code hashed the old way still works under the old JWT_SECRET')
 })

@@ -86,3 +86,28 @@ test('20 concurrent confirmations with one code: exactly one 200, one set of rec
   const [row] = await rawSql<{ n: number | string }>(app.config, sql`select count(*) as n from recovery_codes`)
   t.equal(Number(row?.n), 10, 'ten recovery codes, not twenty sets')
 })
+
+test('a password sign-in racing the activation of TOTP keeps no single-factor session: the activation moves the credentials version on', async (t) => {
+  const app = await totpApp(t)
+  const user = await createUser(app)
+  const { access_token: access } = await login(app, user)
+  const { secret } = (await post(app, '/auth/enable-2fa', { password: user.password }, access)).json() as { secret: string }
+  const twoFactor = app.services.twoFactor
+  if (twoFactor === undefined) throw new Error('TOTP is on')
+  const isEnabled = twoFactor.isEnabled.bind(twoFactor)
+  let activated: number | undefined
+  // the sign-in has checked the password and found no active factor; the activation commits before its session is stored
+  t.intercept(twoFactor, 'isEnabled', {
+    value: async (userId: string) => {
+      const enabled = await isEnabled(userId)
+      if (activated === undefined) activated = (await post(app, '/auth/verify-2fa', { code: oathtool(secret, app.testClock.now) }, access)).statusCode
+      return enabled
+    }
+  })
+  const raced = await post(app, '/auth/login', { email: user.email, password: user.password })
+  t.equal(activated, 200, 'the activation went through while the sign-in was in flight')
+  t.equal(raced.statusCode, 401, 'the sign-in checked against the old credentials is refused')
+  t.strictSame(raced.json(), { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' })
+  const [row] = await rawSql<{ n: number | string }>(app.config, sql`select count(*) as n from sessions where revoked_at is null`)
+  t.equal(Number(row?.n), 1, 'one live session: the enrolling one, at aal2')
+})

@@ -1,6 +1,6 @@
 import { test } from 'tap'
 import { authHeader, claimsOf, createUser, login } from '../../../helper.js'
-import { codeFor, latestMail, NEW_PASSWORD, queued, recoveryApp, resetTokenFor } from '../recovery/support.js'
+import { codeFor, INVALID_RESET_TOKEN, latestMail, NEW_PASSWORD, queued, recoveryApp, resetTokenFor } from '../recovery/support.js'
 import { enrolledUser, oathtool, post, testClock, TOTP_ON } from './support.js'
 
 const MFA_REQUIRED = { error: 'Forbidden', message: 'A second factor is required', code: 'mfa_required', reason: 'mfa_required' }
@@ -83,4 +83,46 @@ test('a superuser\'s DELETE /api/users/:id/2fa mails a notice only when there wa
   const after = await queued(server, enrolled.email)
   t.equal(after.length, before + 1)
   t.match((await latestMail(server, enrolled.email)).text, /Two-factor sign-in was turned off/)
+})
+
+test('20 concurrent wrong codes on one reset token: EMAIL_OTP_MAX_ATTEMPTS are checked, each reserved first; the rest find the token spent', async (t) => {
+  const server = await app(t, { SECOND_FACTOR_MAX_FAILURES: 100, LOGIN_RATE_LIMIT: '1000/m' })
+  const user = await enrolledUser(server)
+  const token = await resetTokenFor(server, user.email)
+  const wrong = oathtool(user.secret, server.testClock.now + 600_000)
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => await post(server, '/auth/reset-password', { token, new_password: NEW_PASSWORD, code: wrong })))
+  const refused = answers.filter((a) => a.statusCode === 403)
+  t.equal(refused.length, 5, 'five codes checked (EMAIL_OTP_MAX_ATTEMPTS)')
+  for (const res of refused) t.strictSame(res.json(), MFA_REQUIRED)
+  const spent = answers.filter((a) => a.statusCode === 400)
+  t.equal(spent.length, 15, 'fifteen never checked')
+  for (const res of spent) t.strictSame(res.json(), INVALID_RESET_TOKEN)
+})
+
+test('wrong codes at reset-password count toward the per-account second-factor bound', async (t) => {
+  const server = await app(t, { SECOND_FACTOR_MAX_FAILURES: 3 })
+  const user = await enrolledUser(server)
+  const token = await resetTokenFor(server, user.email)
+  const wrong = oathtool(user.secret, server.testClock.now + 600_000)
+  for (let i = 0; i < 3; i++) t.equal((await post(server, '/auth/reset-password', { token, new_password: NEW_PASSWORD, code: wrong })).statusCode, 403)
+  const limited = await post(server, '/auth/reset-password', { token, new_password: NEW_PASSWORD, code: oathtool(user.secret, server.testClock.now) })
+  t.equal(limited.statusCode, 429, 'the right TOTP code, once the bound is reached')
+  t.strictSame(limited.json(), { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' })
+  t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After')
+})
+
+test('two resets racing with one token, each with its own recovery code: one wins, the loser keeps its recovery code', async (t) => {
+  const server = await app(t)
+  const user = await enrolledUser(server)
+  const token = await resetTokenFor(server, user.email)
+  const [first, second] = user.recoveryCodes
+  const answers = await Promise.all([first, second].map(async (code) => await post(server, '/auth/reset-password', { token, new_password: NEW_PASSWORD, code })))
+  t.strictSame(answers.map((a) => a.statusCode).sort(), [200, 400], 'one reset wins')
+  const loser = answers[0]?.statusCode === 400 ? first : second
+  t.strictSame(answers.find((a) => a.statusCode === 400)?.json(), INVALID_RESET_TOKEN)
+
+  const signIn = await post(server, '/auth/login', { email: user.email, password: NEW_PASSWORD })
+  t.equal(signIn.statusCode, 403)
+  const finished = await post(server, '/auth/verify-2fa', { mfa_token: (signIn.json() as { mfa_token: string }).mfa_token, recovery_code: loser })
+  t.equal(finished.statusCode, 200, 'the losing reset did not spend its recovery code')
 })

@@ -80,7 +80,7 @@ test('window: ±30 s accepted, ±60 s refused; replay of a step refused', async 
 })
 
 test('20 concurrent uses of one code on 20 challenges: exactly one 200', async (t) => {
-  const app = await totpApp(t, { LOGIN_MAX_FAILURES: 50, LOGIN_ACCOUNT_MAX_FAILURES: 50, LOGIN_RATE_LIMIT: '1000/m' })
+  const app = await totpApp(t, { LOGIN_MAX_FAILURES: 50, LOGIN_ACCOUNT_MAX_FAILURES: 50, SECOND_FACTOR_MAX_FAILURES: 50, LOGIN_RATE_LIMIT: '1000/m' })
   const user = await enrolledUser(app)
   const tokens = await Promise.all(Array.from({ length: 20 }, async () => await challengeOf(app, user)))
   const code = oathtool(user.secret, app.testClock.now)
@@ -156,4 +156,21 @@ test('exactly one of code and recovery_code: the 422 names both fields, on verif
     t.equal(res.statusCode, 422)
     t.strictSame(res.json(), body, `disable-2fa with ${Object.keys(payload).join(', ')}`)
   }
+})
+
+test('a right password awaiting the second factor is an answer: audited as mfa_challenge_issued (not access_denied), counted as a 403 mfa_required', async (t) => {
+  const app = await totpApp(t, { METRICS_ENABLED: true, METRICS_TOKEN: 'scrape-token-0123456789abcdef' })
+  const user = await enrolledUser(app)
+  const res = await post(app, '/auth/login', { email: user.email, password: user.password })
+  t.equal(res.statusCode, 403)
+  t.equal(res.json().code, 'mfa_required')
+
+  const denied = await app.auditTrail.page({ event: 'access_denied' }, 1, 100)
+  t.strictSame(denied.entries.map((e) => e.detail), [], 'a right password is no denial')
+  const issued = await app.auditTrail.page({ event: 'mfa_challenge_issued' }, 1, 100)
+  t.strictSame(issued.entries.map((e) => ({ userId: e.userId, actorId: e.actorId, outcome: e.outcome, detail: e.detail })), [
+    { userId: user.id, actorId: null, outcome: 'success', detail: 'pwd' }
+  ])
+  const metrics = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-token-0123456789abcdef' } })
+  t.match(metrics.body, /^gatehouse_access_denied_total\{reason="mfa_required"\} 1$/m, 'the 403 is counted by its reason, as every 403 is')
 })
