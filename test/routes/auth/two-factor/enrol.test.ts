@@ -111,3 +111,31 @@ test('a password sign-in racing the activation of TOTP keeps no single-factor se
   const [row] = await rawSql<{ n: number | string }>(app.config, sql`select count(*) as n from sessions where revoked_at is null`)
   t.equal(Number(row?.n), 1, 'one live session: the enrolling one, at aal2')
 })
+
+test('confirming an enrolment counts wrong codes toward SECOND_FACTOR_MAX_FAILURES: at the bound even the right code gets 429', async (t) => {
+  const app = await totpApp(t, { SECOND_FACTOR_MAX_FAILURES: 3 })
+  const user = await createUser(app)
+  const { access_token: access } = await login(app, user)
+  const { secret } = (await post(app, '/auth/enable-2fa', { password: user.password }, access)).json() as { secret: string }
+  const wrong = oathtool(secret, app.testClock.now + 600_000)
+  for (let i = 0; i < 3; i++) {
+    const res = await post(app, '/auth/verify-2fa', { code: wrong }, access)
+    t.equal(res.statusCode, 400)
+    t.strictSame(res.json(), INVALID_OTP)
+  }
+  const limited = await post(app, '/auth/verify-2fa', { code: oathtool(secret, app.testClock.now) }, access)
+  t.equal(limited.statusCode, 429, 'the right code, once the bound is reached')
+  t.strictSame(limited.json(), { error: 'Too Many Requests', message: 'Too many attempts, try again later', code: 'rate_limited' })
+  t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After')
+})
+
+test('the negative control: below SECOND_FACTOR_MAX_FAILURES the right code still confirms the enrolment', async (t) => {
+  const app = await totpApp(t, { SECOND_FACTOR_MAX_FAILURES: 3 })
+  const user = await createUser(app)
+  const { access_token: access } = await login(app, user)
+  const { secret } = (await post(app, '/auth/enable-2fa', { password: user.password }, access)).json() as { secret: string }
+  const wrong = oathtool(secret, app.testClock.now + 600_000)
+  for (let i = 0; i < 2; i++) t.equal((await post(app, '/auth/verify-2fa', { code: wrong }, access)).statusCode, 400)
+  const confirmed = await post(app, '/auth/verify-2fa', { code: oathtool(secret, app.testClock.now) }, access)
+  t.equal(confirmed.statusCode, 200, confirmed.body)
+})
