@@ -193,7 +193,8 @@ export class RecoveryService {
       const normalized = normalizeEmail(email)
       const user = await this.store.users.findByEmail(normalized)
       if (user === undefined) return this.audit({ event: 'email_code_requested', outcome: 'failure', email: normalized, detail: `${purpose}: unknown address` }, context)
-      if (!await this.mailAllowed(normalized, otp.accountMails, context)) return this.audit({ event: 'email_code_requested', outcome: 'failure', userId: user.id, detail: `${purpose}: account mail bound` }, context)
+      const allowance = await this.mailAllowed(normalized, otp.accountMails, context)
+      if (allowance === false) return this.audit({ event: 'email_code_requested', outcome: 'failure', userId: user.id, detail: `${purpose}: account mail bound` }, context)
       const code = newEmailCode()
       const now = Date.now()
       await this.store.transaction(async (tx) => {
@@ -206,6 +207,10 @@ export class RecoveryService {
           expiresAt: iso(now + otp.ttl * 1000)
         }, true)
         await tx.mailOutbox.enqueue(emailCodeMail({ to: user.email, code, purpose, expiresInMinutes: minutes(otp.ttl) }))
+      }).catch(async (err: unknown) => {
+        // the bound counts a mail written, as the reset's allowance does: a failed write gives its place back (track logs it)
+        if (allowance === 'reserved') await this.counters.release(`code-mail:${normalized}`)
+        throw err
       })
       this.queued()
       this.audit({ event: 'email_code_requested', userId: user.id, detail: purpose }, context)
@@ -217,9 +222,9 @@ export class RecoveryService {
    * in from (so nobody elsewhere can stop the real user getting a code there), else within the
    * per-account bound (EMAIL_OTP_ACCOUNT_MAX_MAILS), so nobody can flood the user's mailbox.
    */
-  private async mailAllowed (email: string, bound: { max: number, window: number }, context: RequestContext): Promise<boolean> {
-    if (await this.signIns?.isOwn(`login:${email}`, context.ip) === true) return true
-    return (await this.counters.reserve(`code-mail:${email}`, bound.max, bound.window * 1000)).allowed
+  private async mailAllowed (email: string, bound: { max: number, window: number }, context: RequestContext): Promise<'own' | 'reserved' | false> {
+    if (await this.signIns?.isOwn(`login:${email}`, context.ip) === true) return 'own'
+    return (await this.counters.reserve(`code-mail:${email}`, bound.max, bound.window * 1000)).allowed ? 'reserved' : false
   }
 
   /**
