@@ -1,7 +1,6 @@
 import t from 'tap'
-import { MailOutboxRepository } from '../../../../src/db/mail-outbox.js'
 import { authHeader, claimsOf, cookieOf, createUser, tokenResponse } from '../../../helper.js'
-import { codeFor, delivered, INVALID_OTP, post, queued, recoveryApp } from './support.js'
+import { codeFor, delivered, INVALID_OTP, post, queued, recoveryApp, failOutboxWrites } from './support.js'
 
 const verify = (email: string, code: string, purpose: string, extra: Record<string, unknown> = {}) => ({ email, code, purpose, ...extra })
 
@@ -164,15 +163,7 @@ t.test('code mails per account are bounded for addresses it never signed in from
 t.test('a send-otp whose outbox write fails gives its place in EMAIL_OTP_ACCOUNT_MAX_MAILS back: the retry sends the code', async (t) => {
   const app = await recoveryApp(t, { EMAIL_OTP_ACCOUNT_MAX_MAILS: 1 })
   const user = await createUser(app)
-  // a real write that fails once, as a full disk or a dropped connection makes it fail
-  const enqueue = MailOutboxRepository.prototype.enqueue
-  let failures = 1
-  t.intercept(MailOutboxRepository.prototype, 'enqueue', {
-    value: async function (this: MailOutboxRepository, ...args: Parameters<typeof enqueue>) {
-      if (failures-- > 0) throw new Error('disk I/O error')
-      return await Reflect.apply(enqueue, this, args)
-    }
-  })
+  failOutboxWrites(t)
   const send = async () => await app.inject({ method: 'POST', url: '/auth/send-otp', payload: { email: user.email, purpose: 'login' }, remoteAddress: '192.0.2.90' })
   const failed = await send()
   t.equal(failed.statusCode, 202, 'the answer does not depend on the write')

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { sql } from 'kysely'
 import { authHeader, changePassword, createUser, login, PASSWORD, rawSql } from '../../../helper.js'
-import { MailOutboxRepository } from '../../../../src/db/mail-outbox.js'
-import { ACCEPTED, codeFor, delivered, INVALID_RESET_TOKEN, NEW_PASSWORD, post, queued, recoveryApp, RESET_URL, resetTokenFor, resetTokenIn } from './support.js'
+import { ACCEPTED, codeFor, delivered, INVALID_RESET_TOKEN, NEW_PASSWORD, post, queued, recoveryApp, RESET_URL, resetTokenFor, resetTokenIn, failOutboxWrites } from './support.js'
 
 const REVOKED = { error: 'Unauthorized', message: 'The token has been revoked', code: 'token_revoked' }
 const BAD_LOGIN = { error: 'Unauthorized', message: 'Invalid email or password', code: 'invalid_credentials' }
@@ -138,15 +137,7 @@ t.test('a forgot-password whose outbox write fails answers the same 202, logs th
   const lines: string[] = []
   const app = await recoveryApp(t, { LOG_LEVEL: 'warn' }, undefined, { logStream: { write: (line) => { lines.push(line) } } })
   const user = await createUser(app, { email: 'fay@example.com' })
-  // a real write that fails once, as a full disk or a dropped connection makes it fail
-  const enqueue = MailOutboxRepository.prototype.enqueue
-  let failures = 1
-  t.intercept(MailOutboxRepository.prototype, 'enqueue', {
-    value: async function (this: MailOutboxRepository, ...args: Parameters<typeof enqueue>) {
-      if (failures-- > 0) throw new Error('disk I/O error')
-      return await Reflect.apply(enqueue, this, args)
-    }
-  })
+  failOutboxWrites(t)
 
   const failed = await post(app, '/auth/forgot-password', { email: user.email })
   t.equal(failed.statusCode, 202, 'the answer does not depend on the write')

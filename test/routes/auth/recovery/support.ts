@@ -1,5 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import type { OutboxEntry } from '../../../../src/db/mail-outbox.js'
+import type { Test } from 'tap'
+import { MailOutboxRepository, type OutboxEntry } from '../../../../src/db/mail-outbox.js'
 import { build, type BuildHooks, type TestContext } from '../../../helper.js'
 import { startCaptureServer, type CapturedMail } from '../../../mail/smtp-capture.js'
 
@@ -82,4 +83,16 @@ export async function codeFor (app: FastifyInstance, email: string, purpose: 'lo
   const res = await post(app, '/auth/send-otp', { email, purpose })
   if (res.statusCode !== 202) throw new Error(`send-otp: ${res.statusCode} ${res.body}`)
   return codeIn((await latestMail(app, email)).text)
+}
+
+/** The next `count` outbox writes fail for real (the transaction rolls back), as a full disk or a dropped connection makes them fail. */
+export function failOutboxWrites (t: Pick<Test, 'intercept'>, count = 1): void {
+  const enqueue = MailOutboxRepository.prototype.enqueue
+  let failures = count
+  t.intercept(MailOutboxRepository.prototype, 'enqueue', {
+    value: async function (this: MailOutboxRepository, ...args: Parameters<typeof enqueue>) {
+      if (failures-- > 0) throw new Error('disk I/O error')
+      return await Reflect.apply(enqueue, this, args)
+    }
+  })
 }
