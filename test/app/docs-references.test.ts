@@ -22,12 +22,15 @@ const NOT_SETTINGS: Record<string, string> = {
   NODE_EXTRA_CA_CERTS: 'read by Node',
   MALLOC_ARENA_MAX: 'read by glibc',
   KEYWORD_RULES: 'a table of src/validation/messages.ts',
-  DOCS_CSP: 'a constant of plugins/security.ts'
+  DOCS_CSP: 'a constant of routes/docs.ts',
+  SRC_ORDER: 'the import order of eslint.config.js',
+  MFA_METHODS: 'a constant of schemas/two-factor.ts'
 }
 
 /** Code spans that start with "gatehouse" but are no command, each with the reason. */
 const NOT_COMMANDS: Record<string, string> = {
-  'gatehouse one-time secrets': 'the HKDF info string of docs/recovery.md'
+  'gatehouse one-time secrets': 'the HKDF info string of docs/recovery.md',
+  'gatehouse recovery codes': 'the HKDF info string of docs/two-factor.md'
 }
 
 /** Routes named in the docs that are not gatehouse's, each with the reason. */
