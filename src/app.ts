@@ -30,33 +30,26 @@ import { requestIdGenerator } from './logging/request-ids.js'
 import type { TransportOptions } from './mail/transport.js'
 
 export interface BuildOptions {
-  /** a logger instance or options to use instead of the configured one (tests) */
   logger?: boolean
-  /** where the configured logger writes instead of stdout (tests read their log lines from it) */
   logStream?: LogStream
-  /** this instance's wall clock, ms since the epoch: revocation expiry and the current TOTP time step (tests set one that is off, as a real host's may be) */
+  /** wall clock, ms (tests set one that is off, as a real host's may be) */
   clock?: () => number
-  /** options of the SMTP transport (tests trust the CA of the self-signed certificate they made) */
   mailTransport?: TransportOptions
 }
 
-/** The whole service, plugins then routes; it never listens (server.ts does). */
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { trustProxy } = config
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config, options.logStream),
     // per-request lines are opt-in (LOG_REQUESTS): audit and error lines are always written
     logController: new LogController({ disableRequestLogging: !config.logRequests }),
-    // each request's logger is made when it first writes (src/logging/lazy-logger.ts)
     childLoggerFactory: lazyChildLoggerFactory as unknown as FastifyServerOptions['childLoggerFactory'],
     bodyLimit: config.bodyLimit,
     genReqId: requestIdGenerator(),
     requestIdHeader: false,
-    // the router's own refusals (a malformed URL escape, an over-long path parameter) happen before
-    // any route is found; without this they bypass the error handler and get Fastify's own body
+    // the router's own refusals happen before any route is found: without this they bypass the error handler
     frameworkErrors: (error, request, reply) => { request.server.errorHandler(error, request, reply) },
     clientErrorHandler,
-    // TRUST_PROXY decides whether X-Forwarded-For is believed (off by default); a count trusts that many hops
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     // slow clients cannot hold a connection: the whole request is bounded (headers by Node's 16 KiB)
     requestTimeout: config.requestTimeout * 1000,
@@ -69,8 +62,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   try {
     await registerAll(app, config, options)
   } catch (err) {
-    // a plugin refused to start (the stored keys against DATA_ENCRYPTION_KEYS): what the plugins
-    // before it opened (the database pool, Redis) is closed, so the caller is left with nothing open
+    // a plugin refused to start: what the plugins before it opened is closed, so nothing is left open
     await app.close().catch(() => {})
     throw err
   }
@@ -93,7 +85,6 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
   await app.register(servicesPlugin, { mailTransport: options.mailTransport, clock: options.clock })
-  // the observers of the services' events, then the services' start() (their close() before the observers')
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
   await app.register(lifecyclePlugin)
@@ -107,7 +98,6 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(jwksRoutes)
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
-  // the one home of /auth: each feature's switch is read there, once
   await app.register(authRoutes, { prefix: '/auth' })
   await app.register(apiRoutes, { prefix: '/api' })
   await app.register(docsRoutes)

@@ -2,11 +2,8 @@ import createError from '@fastify/error'
 import type { DenialReason } from '../schemas/errors.js'
 
 /**
- * The error catalogue: every `code` a client can switch on, with its status and public message,
- * written once, in the style of Fastify's own lib/errors.js. Helpers throw these; the one error
- * handler (plugins/error-handler.ts) turns them into ErrorResponse bodies. `title` is set only
- * where the `error` field is not the status's reason phrase. A message of DETAIL is the thrower's
- * own public detail (the JSON parser's message, which resource was not found).
+ * The error catalogue: every `code` a client can switch on, written once (as Fastify's
+ * lib/errors.js); plugins/error-handler.ts turns them into ErrorResponse bodies.
  */
 export const DETAIL = '%s'
 
@@ -45,13 +42,11 @@ const CATALOGUE = {
 export interface CatalogueEntry {
   readonly status: number
   readonly message: string
-  /** the `error` field, where it is not the status's reason phrase */
   readonly title?: string
 }
 
 export type ErrorCode = keyof typeof CATALOGUE
 
-/** The base of every catalogued error, so the handler knows one from anything else thrown. */
 export class CatalogueError extends Error {
   declare readonly code: string
   declare readonly statusCode: number
@@ -70,7 +65,6 @@ export function catalogueEntry (code: ErrorCode): CatalogueEntry {
   return CATALOGUE[code]
 }
 
-/** The public code of a catalogued error (@fastify/error upper-cases codes), else undefined. */
 export function catalogueCode (error: unknown): ErrorCode | undefined {
   return error instanceof CatalogueError ? error.code.toLowerCase() as ErrorCode : undefined
 }
@@ -86,7 +80,6 @@ export const TokenInvalid = catalogued('token_invalid')
 export const TokenExpired = catalogued('token_expired')
 export const TokenRevoked = catalogued('token_revoked')
 export const RefreshTokenReused = catalogued('refresh_token_reused')
-/** 403 forbidden, with its reason and, for a missing role, the roles that would have passed. */
 export class Forbidden extends catalogued('forbidden') {
   readonly reason: DenialReason
   readonly requiredRoles: string[] | undefined
@@ -100,7 +93,6 @@ export class Forbidden extends catalogued('forbidden') {
 export const CsrfRejected = catalogued('csrf_rejected')
 export const RegistrationDisabled = catalogued('registration_disabled')
 
-/** The reason a 403 carries (with the roles it lacked), or undefined for any other error. */
 export function denialOf (error: unknown): { reason: DenialReason, requiredRoles?: string[] | undefined } | undefined {
   if (error instanceof Forbidden) return { reason: error.reason, requiredRoles: error.requiredRoles }
   const code = catalogueCode(error)
@@ -110,14 +102,12 @@ export const NotFound = catalogued('not_found')
 export const MethodNotAllowed = catalogued('method_not_allowed')
 export const SigningKeysDisabled = catalogued('signing_keys_disabled')
 export const TotpAlreadyEnabled = catalogued('totp_already_enabled')
-/** 403: a reset (or another action) of an account with a second factor, without a valid code */
 export const MfaRequired = catalogued('mfa_required')
 
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
 export const NotImplemented = catalogued('not_implemented')
 export const ServiceUnavailable = catalogued('service_unavailable')
 
-/** 429 with the seconds until the client may try again (at least one, whole seconds). */
 export class RateLimited extends catalogued('rate_limited') {
   readonly retryAfter: number
   constructor (retryAfterSeconds: number) {
@@ -128,7 +118,6 @@ export class RateLimited extends catalogued('rate_limited') {
 
 export interface ValidationDetail { field: string, tag: string, value: string, message: string }
 
-/** 422: the field map (and optional details list) travel on the error itself. */
 export class ValidationFailed extends catalogued('validation_failed') {
   readonly errors: Record<string, string[]>
   readonly details: ValidationDetail[] | undefined
@@ -139,7 +128,7 @@ export class ValidationFailed extends catalogued('validation_failed') {
   }
 }
 
-/** Every `code` a body can carry, sorted: the OpenAPI document publishes them as ErrorResponse's enum. */
+/** Sorted: the OpenAPI document publishes them as ErrorResponse's enum. */
 export function errorCodes (): ErrorCode[] {
   return (Object.keys(CATALOGUE) as ErrorCode[]).sort()
 }

@@ -8,15 +8,11 @@ import { runPrimary } from './runtime/cluster.js'
 import { ConfigError } from './errors.js'
 import { loggerOptions } from './logging/logger.js'
 
-/** How often a closing server looks for keep-alive sockets its last answers left idle. */
 const REAP_INTERVAL_MS = 50
 
 /**
- * A close stops listening and destroys the keep-alive sockets that are idle at that moment; a
- * socket whose request is still running becomes idle only when its answer is sent, and would
- * then hold the process open for the whole keepAliveTimeout. So while closing, the sockets left
- * idle are reaped every REAP_INTERVAL_MS until the server has closed: a listener per request
- * would do it sooner, at a cost every request pays for the one moment it is needed.
+ * A socket whose request is still running when close begins would hold the process for the
+ * whole keepAliveTimeout; reaping on an interval spares every request a listener.
  */
 function reapIdleSocketsWhileClosing (app: FastifyInstance): { closing: () => void } {
   return {
@@ -27,13 +23,9 @@ function reapIdleSocketsWhileClosing (app: FastifyInstance): { closing: () => vo
   }
 }
 
-/**
- * Process entry: loadConfig → buildApp → listen, and a graceful close on SIGTERM/SIGINT. With
- * WORKERS > 1 this process is the primary (src/runtime/cluster.ts) and each worker runs the same entry.
- */
+/** Process entry; with WORKERS > 1 this is the primary and each worker runs the same entry. */
 async function main (): Promise<void> {
-  // imported here, not above: a static import graph is loaded whole before its first module
-  // runs, so the young generation would have grown before the hold began
+  // imported late: a static import graph loads whole before the young-generation hold begins
   const { loadConfig } = await import('./config/config.js')
   const { takeNotices } = await import('./config/notices.js')
   let config
@@ -53,7 +45,6 @@ async function main (): Promise<void> {
     releaseYoungGeneration()
     return
   }
-  // the primary of WORKERS > 1 never builds the app, so it never loads it
   const { buildApp } = await import('./app.js')
   let app: FastifyInstance
   try {
@@ -66,7 +57,6 @@ async function main (): Promise<void> {
     }
     throw err
   }
-  // the configuration's notices (a development secret generated) as log lines, once the logger exists
   for (const message of takeNotices()) app.log.warn(message)
   const sockets = reapIdleSocketsWhileClosing(app)
   // a worker stops on the primary's SIGTERM only: a terminal's Ctrl-C reaches the whole process

@@ -25,27 +25,19 @@ import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
 
-/** The part of a pino logger the services write to. */
 export type ServiceLogger = CoreLogger
 
 export interface ServiceOptions {
   config: Config
   store: Store
   log: ServiceLogger
-  /** the counters behind the failure throttles (shared through Redis when configured); in memory by default */
   counters?: CounterStore
-  /** the hub the services report to; a fresh one by default */
   events?: ServiceEvents
-  /** options of the SMTP transport (tests trust the CA of their self-signed certificate) */
   mailTransport?: TransportOptions
-  /** this instance's wall clock, ms since the epoch: which TOTP time step is current and which revocations have expired (tests set one that is off) */
+  /** wall clock, ms (tests set one that is off) */
   clock?: () => number
-  /** the shared REDIS_URL connection, when configured: revocations and key changes are broadcast through it */
   redis?: Redis | undefined
-  /**
-   * What start() runs: a `server` everything below; a `command` (the CLI, a short-lived process)
-   * only the broadcast of the revocations and key changes it made, published at close.
-   */
+  /** A `command` (the short-lived CLI) only runs the broadcast of what it changed, published at close. */
   role?: 'server' | 'command'
 }
 
@@ -53,46 +45,24 @@ export interface Services {
   events: ServiceEvents
   hasher: PasswordHasher
   tokens: TokenIssuer
-  /** revoked sessions, read on every guarded request; loaded and kept in sync by start() (src/revocations) */
   revocations: RevocationIndex
   throttles: AuthThrottles
   sessions: SessionService
   users: UserService
   auth: AuthService
-  /** the asymmetric signing keys (list, rotate, revoke); loaded and rotated by a server's start() */
   keys: KeyService
-  /**
-   * Delivers the mail outbox (src/mail/sender.ts); a server's start() runs it. After a transaction
-   * that enqueued mail has committed, call `mail.wake()` so it goes out at once rather than at the next poll.
-   */
+  /** After a transaction that enqueued mail commits, call `mail.wake()` so it goes out now, not at the next poll. */
   mail: MailSender
-  /** password reset and email codes; the routes exist only with their switches on */
   recovery: RecoveryService
-  /** TOTP two-factor sign-in; undefined while ENABLE_TOTP is off */
   twoFactor: TwoFactorService | undefined
-  /** ADMIN_EMAIL/ADMIN_PASSWORD: creates the superuser when missing (a server's start() calls it) */
   bootstrapAdmin (): Promise<void>
-  /**
-   * Starts what runs in the background, in order: the revocation index loaded and kept in step
-   * with the other instances (with the signing keys' own channel), the signing keys loaded and
-   * their rotation timer, the mail sender, the admin bootstrap. A start that fails stops what it
-   * had started before it rejects.
-   */
+  /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
-  /**
-   * Waits for the recovery work answered requests left running, then stops what start() started
-   * in reverse order (the mail sender finishing its deliveries). Call it once nothing takes new
-   * requests, before the store and Redis close; a second call does nothing. A command's close
-   * rejects when its broadcast failed (what it changed is stored all the same).
-   */
+  /** Call once nothing takes new requests, before the store and Redis close; idempotent. */
   close (): Promise<void>
 }
 
-/**
- * The framework-free services, wired once: the server (plugins/services.ts) and the CLI both
- * build them here, so a user is created by one code path whoever asks. Nothing runs until
- * start(); listening belongs to the server.
- */
+/** The framework-free services, wired once: the server and the CLI share one code path. */
 export async function createServices (options: ServiceOptions): Promise<Services> {
   const { config, store, log, counters = new MemoryCounterStore(), events = new ServiceEvents(), mailTransport, clock = Date.now } = options
   const hasher = PasswordHasher.create(config.argon2, events)
@@ -144,7 +114,6 @@ export async function createServices (options: ServiceOptions): Promise<Services
 
 type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'bootstrapAdmin'>
 
-/** start() and close() over one stack: what started last stops first, and a failed start stops what it had started. */
 function lifecycle (services: Running, changes: KeyChanges, { config, store, log, redis, clock, role = 'server' }: ServiceOptions): Pick<Services, 'start' | 'close'> {
   const { revocations: index, keys, mail, recovery } = services
   const running: Array<() => Promise<void>> = []
@@ -175,11 +144,7 @@ function lifecycle (services: Running, changes: KeyChanges, { config, store, log
   return { start, close }
 }
 
-/**
- * The two failure throttles over the same counters (their keys differ by prefix). The addresses
- * each account signed in from are kept apart when the counters are this process's memory, so a
- * flood of failure counters cannot evict them; Redis keeps them beside the counters.
- */
+// the addresses each account signed in from get a store of their own in memory, so a flood cannot evict them
 function createThrottles (config: Config, counters: CounterStore, events: ServiceEvents): AuthThrottles {
   const limits = {
     max: config.loginMaxFailures,
@@ -195,7 +160,6 @@ function createThrottles (config: Config, counters: CounterStore, events: Servic
   }
 }
 
-/** Creates the ADMIN_EMAIL superuser when missing; an address held by an ordinary account is only reported. */
 async function bootstrapAdminUser (users: UserService, admin: { email: string, password: string }, log: ServiceLogger): Promise<void> {
   const email = normalizeEmail(admin.email)
   const outcome = await users.bootstrapAdmin(email, admin.password)

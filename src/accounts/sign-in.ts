@@ -14,30 +14,21 @@ export interface AuthServiceOptions {
   users: UserService
   sessions: SessionService
   audit: AuditSink
-  /** the failure throttles: sign-in per email and address, the current password per user and address */
   throttles: AuthThrottles
-  /** TOTP (ENABLE_TOTP): a user with a factor gets a challenge instead of a session */
   twoFactor?: TwoFactorService | undefined
 }
 
-/**
- * What a right first factor earns: a session, or — for an account with a second factor — the
- * challenge that finishes the sign-in. An answer either way, not an error (better-auth's
- * `twoFactorRedirect`); the route shapes the challenge as the 403 mfa_required body.
- */
+/** Either answer is not an error; the route shapes the challenge as the 403 mfa_required body. */
 export type SignInOutcome =
   | { status: 'signed_in', pair: TokenPair }
   | { status: 'second_factor_required', challenge: SecondFactorChallenge }
 
-/** Email-and-password sign-in and self-registration. */
 export class AuthService {
   constructor (private readonly options: AuthServiceOptions) {}
 
   /**
-   * Unknown email and wrong password give the same error after the same argon2 work. A user with
-   * TOTP on gets the challenge (remembering `remember` for its end), no session: for the failure
-   * throttle that right password is neither a failure nor a success — only a completed sign-in
-   * resets the count and makes the address the user's own.
+   * Unknown email and wrong password give the same error after the same argon2 work. A right
+   * password that only earns the challenge is, for the throttle, neither failure nor success.
    */
   async login (email: string, password: string, context: RequestContext, remember = false): Promise<SignInOutcome> {
     const { store, hasher, sessions, audit, throttles, twoFactor } = this.options
@@ -70,9 +61,8 @@ export class AuthService {
   }
 
   /**
-   * A new password ends every other session of the user; the caller's own keeps working. The
-   * new hash is made before the transaction opens: argon2 waits its turn on libuv's pool, and
-   * a transaction held meanwhile would hold SQLite's one connection from every other request.
+   * The new hash is made before the transaction opens: argon2 waits on libuv's pool, and a held
+   * transaction would block SQLite's one connection for every other request.
    */
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const { store, hasher, sessions, audit, throttles } = this.options

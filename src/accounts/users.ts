@@ -18,33 +18,25 @@ export interface NewAccount {
 
 export interface UserPage { users: User[], total: number }
 
-/** Emails are trimmed and compared case-insensitively, stored lower-cased (docs/api.md#common-rules). */
 export function normalizeEmail (email: string): string {
   return email.trim().toLowerCase()
 }
 
-/** Grants in a request body are honoured only from a caller allowed to make them (docs/api.md#common-rules). */
 export function assertMayGrant (caller: Claims, changes: { roles?: string[] | undefined, isSuperuser?: boolean | undefined }): void {
   const admin = caller.is_superuser || caller.roles.includes('admin')
   if (changes.roles !== undefined && !admin) throw new Forbidden('missing_role', ['admin'])
   if (changes.isSuperuser !== undefined && !caller.is_superuser) throw new Forbidden('superuser_required')
 }
 
-/**
- * Who changes grants or deletes an account: a signed-in caller's claims, or the command line's
- * operator (no user id, every power: whoever can run it can already write the database).
- */
+/** The command line's operator has every power: whoever can run it can already write the database. */
 export interface Actor { user_id?: string | undefined, is_superuser: boolean }
 
-/** The command line's operator. */
 export const OPERATOR: Actor = { is_superuser: true }
 
-/** Who asked for a change to an account, for the audit trail: the signed-in caller, or none (the command line). */
 export interface Requester { actorId?: string | undefined, context: RequestContext }
 
 const listed = (roles: string[]) => `[${roles.join(',')}]`
 
-/** The grants an update changes, as the audit detail words them (`roles: [user] -> [user,admin]`), or undefined. */
 function grantChanges (before: User, after: User): string | undefined {
   const changes: string[] = []
   if (listed(before.roles) !== listed(after.roles)) changes.push(`roles: ${listed(before.roles)} -> ${listed(after.roles)}`)
@@ -66,11 +58,7 @@ export class UserService {
     private readonly audit: AuditSink
   ) {}
 
-  /**
-   * Creates the account, for every caller (the API, registration, the CLI, the admin
-   * bootstrap); the unique email index decides a race, reported as email_taken. With a
-   * requester (an admin, the CLI) it is a `user_created` event; registration has its own.
-   */
+  /** Every caller creates accounts here; the unique email index decides a race (email_taken). */
   async create (account: NewAccount, requester?: Requester): Promise<User> {
     const user = await this.store.users.create({
       id: randomUUID(),
@@ -97,11 +85,7 @@ export class UserService {
     return await this.store.users.findByEmail(normalizeEmail(email))
   }
 
-  /**
-   * Sets a new password without the current one (the command line, like a reset): every session
-   * of the user ends in the same transaction. The hash is made before the transaction opens.
-   * Returns how many sessions ended.
-   */
+  /** The hash is made before the transaction opens. */
   async setPassword (id: string, password: string, requester: Requester): Promise<number> {
     const passwordHash = await this.hasher.hash(password)
     const revoked = await this.store.transaction(async (tx) => {
@@ -139,7 +123,6 @@ export class UserService {
     return after
   }
 
-  /** Deletes the user and revokes every session of theirs in the same transaction. */
   async delete (id: string, caller: Actor, context: RequestContext): Promise<void> {
     await this.store.transaction(async (tx) => {
       const user = await tx.users.findById(id)
@@ -152,10 +135,8 @@ export class UserService {
   }
 
   /**
-   * ADMIN_EMAIL/ADMIN_PASSWORD: one superuser, created when missing. Several processes may
-   * start at once; the insert-or-nothing on the unique email lets exactly one of them win.
-   * An account that already holds the address without being a superuser is never promoted
-   * ('taken'): whoever registered the address first must not get the operator's powers.
+   * The unique email lets exactly one starting process win. An ordinary account holding the
+   * address is never promoted: whoever registered it must not get the operator's powers.
    */
   async bootstrapAdmin (email: string, password: string): Promise<'created' | 'exists' | 'taken'> {
     const existing = await this.store.users.findByEmail(normalizeEmail(email))

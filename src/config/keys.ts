@@ -9,7 +9,6 @@ export const JWT_ALGORITHMS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const
 export type JwtAlgorithm = typeof JWT_ALGORITHMS[number]
 export type AsymmetricAlgorithm = Exclude<JwtAlgorithm, 'HS256'>
 
-/** The settings of signing keys (docs/keys.md), spread into the one ConfigSchema. */
 export const KeysConfigSchema = {
   JWT_ALG: Type.Union(JWT_ALGORITHMS.map((a) => Type.Literal(a)), {
     default: 'HS256',
@@ -37,11 +36,8 @@ export const KeysConfigSchema = {
 }
 
 /**
- * The shortest JWT_KEY_PUBLISH_LEAD, in seconds: jose's remote key set (`createRemoteJWKSet`) fetches
- * again on an unknown kid at most every 30 s (`cooldownDuration`), so a key published for less may
- * sign tokens a jose verifier refuses for up to that long. jwks-rsa fetches an unknown kid at once;
- * a verifier that never refetches needs `JWKS_MAX_AGE`, which the default lead (twice it) covers.
- * docs/keys.md#rotation-and-the-verifiers-caches.
+ * jose refetches an unknown kid at most every 30 s, so a key published for less may sign tokens a
+ * jose verifier refuses (docs/keys.md#rotation-and-the-verifiers-caches).
  */
 export const MIN_PUBLISH_LEAD = 30
 
@@ -50,7 +46,6 @@ type KeysRaw = Static<ReturnType<typeof Type.Object<typeof KeysConfigSchema>>>
 export interface KeysConfig {
   jwtAlg: JwtAlgorithm
   jwtAudience: string | undefined
-  /** undefined under HS256 with no keys given: nothing is sealed then */
   dataEncryptionKeys: DataKey[] | undefined
   /** seconds */
   jwksMaxAge: number
@@ -58,7 +53,6 @@ export interface KeysConfig {
   jwtKeyRotationInterval: number | undefined
 }
 
-/** Reads the keys settings once the schema has validated their forms; combinations refused with the setting named. */
 export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string): KeysConfig {
   const jwksMaxAge = parseDuration(raw.JWKS_MAX_AGE)
   const jwtKeyPublishLead = raw.JWT_KEY_PUBLISH_LEAD === undefined ? Math.max(2 * jwksMaxAge, MIN_PUBLISH_LEAD) : parseDuration(raw.JWT_KEY_PUBLISH_LEAD)
@@ -80,10 +74,6 @@ export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string
   }
 }
 
-/**
- * DATA_ENCRYPTION_KEYS as given; when something must be sealed and none is given, production
- * refuses to start and development generates a key once into DATA_DIR (as it does JWT_SECRET).
- */
 export function dataKeys (value: string | undefined, needed: boolean, production: boolean, dataDir: string): DataKey[] | undefined {
   if (value !== undefined) return parseDataKeys(value)
   if (!needed) return undefined

@@ -2,11 +2,9 @@ import { isIP } from 'node:net'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 
-/** An address as a From header takes it: `Name <local@domain>` (quote a name with a comma) or `local@domain`, one line. */
 const ADDRESS = '[^@\\s<>"]+@[^@\\s<>"]+'
 const MAIL_FROM_PATTERN = `^([^<>\\r\\n",;]*<${ADDRESS}>|"[^"\\r\\n]*" *<${ADDRESS}>|${ADDRESS})$`
 
-/** The mail settings, spread into the configuration schema (src/config/config.ts). */
 export const MailSettingsSchema = {
   SMTP_URL: Type.Optional(Type.String({
     pattern: '^smtps?://',
@@ -27,33 +25,25 @@ export const MailSettingsSchema = {
 
 type RawMailSettings = Static<TObject<typeof MailSettingsSchema>>
 
-/** An SMTP server as the transport (src/mail/transport.ts) connects to it. */
 export interface SmtpSettings {
   host: string
   port: number
-  /** smtps://: TLS from the first byte */
   secure: boolean
-  /** STARTTLS is mandatory: a server that does not offer it is refused, never spoken to in plaintext */
+  /** never spoken to in plaintext */
   requireTLS: boolean
   auth: { user: string, pass: string } | undefined
 }
 
 export interface MailConfig {
-  /** unset: no SMTP server (development writes mail to the log; production sends none) */
   smtp: SmtpSettings | undefined
   from: string
 }
 
-/** Whether mail can really be delivered (an SMTP server is set); features that need mail in production check it. */
 export function mailConfigured (config: { mail: MailConfig }): boolean {
   return config.mail.smtp !== undefined
 }
 
-/**
- * localhost, 127.0.0.0/8 and ::1: mail to these never leaves the machine. A name under
- * `.localhost` is not one: it is as local as the resolver makes it (an /etc/hosts line or a DNS
- * server may answer it with any address), so plaintext to it could cross a network.
- */
+/** A `.localhost` name is not loopback: a resolver may answer it with any address. */
 export function isLoopback (host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
   if (bare === 'localhost' || bare === 'localhost.') return true
@@ -65,11 +55,7 @@ function invalid (message: string): never {
   throw new ConfigError(`Invalid configuration: SMTP_URL ${message}`)
 }
 
-/**
- * SMTP_URL read into explicit options (never handed to nodemailer as a URL, whose query string
- * could switch certificate checks off). `requireTLS=true` is the one query parameter; in
- * production every host that is not a loopback address requires TLS whatever the URL says.
- */
+/** Never handed to nodemailer as a URL, whose query string could switch certificate checks off. */
 export function parseSmtpUrl (value: string, production: boolean): SmtpSettings {
   let url: URL
   try {

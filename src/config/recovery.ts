@@ -2,11 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 import { durationSetting, parseDuration, parseRate, rateSetting } from './units.js'
 
-/*
- * The settings of account recovery (password reset by email, email codes): their own module,
- * spread into ConfigSchema (src/config/config.ts). Both features are off by default; while off, their
- * routes answer 501 as reserved paths.
- */
+/* Both features are off by default; while off, their routes answer 501 as reserved paths. */
 
 const duration = (value: string, description: string) => durationSetting(description, value)
 
@@ -50,19 +46,13 @@ export const RecoveryConfigSchema = {
 
 type RecoveryRaw = Static<ReturnType<typeof Type.Object<typeof RecoveryConfigSchema>>>
 
-/** A count within a window of seconds. */
 export interface Bound { max: number, window: number }
 
 export interface RecoveryConfig {
-  /** ENABLE_PASSWORD_RESET: the link template and the token lifetime (seconds); undefined when off */
   passwordReset: { url: string, ttl: number } | undefined
-  /**
-   * ENABLE_EMAIL_OTP: code lifetime (seconds), wrong codes allowed per code, and the per-account
-   * bounds on wrong codes and on mails (count, window in seconds); undefined when off
-   */
   emailOtp: { ttl: number, maxAttempts: number, accountFailures: Bound, accountMails: Bound } | undefined
   mailRateLimit: { max: number, windowSeconds: number }
-  /** EMAIL_OTP_MAX_ATTEMPTS, whatever the switches: also the second-factor failures a reset token survives */
+  /** also the second-factor failures a reset token survives */
   emailOtpMaxAttempts: number
 }
 
@@ -72,7 +62,6 @@ function seconds (name: string, value: string): number {
   return result
 }
 
-/** A link template must be an absolute http(s) URL with `{token}` in it; https in production. */
 function resetUrl (url: string | undefined, production: boolean): string {
   if (url === undefined) throw new ConfigError('Invalid configuration: PASSWORD_RESET_URL is required when ENABLE_PASSWORD_RESET=true')
   if (!url.includes('{token}')) throw new ConfigError('Invalid configuration: PASSWORD_RESET_URL must contain {token}')
@@ -87,10 +76,7 @@ function resetUrl (url: string | undefined, production: boolean): string {
   return url
 }
 
-/**
- * The recovery settings and the combinations refused at start. In production a mail feature
- * without SMTP_URL would log its links and codes, so it refuses instead.
- */
+/** In production a mail feature without SMTP_URL would log its links and codes, so it refuses. */
 export function recoverySettings (raw: RecoveryRaw & { SMTP_URL?: string | undefined }, production: boolean): RecoveryConfig {
   const mailRateLimit = parseRate(raw.MAIL_RATE_LIMIT)
   if (mailRateLimit.max < 1) throw new ConfigError('Invalid configuration: MAIL_RATE_LIMIT must allow at least one request')

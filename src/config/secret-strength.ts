@@ -1,19 +1,7 @@
 /**
- * How many bits a guesser who knows how people make up secrets must try, estimated from below: the
- * cheapest description of the secret as a chain of pieces, each priced in bits (a shortest path
- * over its positions, as zxcvbn does with guesses). A piece is one of
- * - a character: log2 of the alphabet the whole secret draws from (16 for hex; else 26 for
- *   lower-case letters, 26 for upper-case, 10 for digits, 33 for ASCII symbols and space, 100 for
- *   anything else, added up), 2 bits for a symbol used before or a character doubled;
- * - a run of digits: log2(10) each, a year (1950–2049) 7 bits;
- * - a sequence (`abcdef`, `97531`) or a keyboard run (`qwerty`, `asdfgh`, `!@#$%`): its first
- *   character, its direction and its length;
- * - a common word (WORDS, any case shape of lower, Capitalised or UPPER): log2 of the list's size, +1
- *   for a capital;
- * - a repeat of anything earlier (`abcdabcd`): where it starts and how long it is.
- * 32 random bytes as hex (64 characters) come to 256 bits, as base64 to about 280; `abcdefgh` four
- * times to 16, a sentence of common words to about 9 bits a word plus its separators. Only the first
- * MAX_CHECKED characters are looked at: a secret that long is either patterned already or strong.
+ * A lower bound on the bits a guesser who knows how people make up secrets must try: the
+ * cheapest description as a chain of priced pieces (a shortest path, as zxcvbn does) —
+ * characters, digit runs and years, sequences and keyboard runs, common words, repeats.
  */
 
 const MAX_CHECKED = 256
@@ -25,7 +13,6 @@ const KEYBOARD_ROWS = [
 ]
 const KEYS = KEYBOARD_ROWS.join('').length
 
-/** Words people build memorable secrets from: common English, and the vocabulary of keys and deployments. */
 const WORDS = new Set(`
 a an the and or but if of to in on at by for from with without into onto over under about after before
 is are was were be been am do does did has have had will would can could should shall may might must
@@ -64,7 +51,6 @@ function alphabetBits (secret: string): number {
   return log2(size)
 }
 
-/** The estimated entropy of `secret`, in bits. */
 export function estimateEntropy (secret: string): number {
   const chars = [...secret].slice(0, MAX_CHECKED)
   const text = chars.join('')
@@ -82,7 +68,6 @@ export function estimateEntropy (secret: string): number {
   return cost[chars.length] ?? 0
 }
 
-/** The pieces that start at `i`, as [length, bits]. */
 function pieces (chars: string[], text: string, i: number, charBits: number): Array<[number, number]> {
   const found: Array<[number, number]> = []
   const lengthBits = (length: number) => log2(length) + 1

@@ -2,7 +2,6 @@ import { isIPv4, isIPv6 } from 'node:net'
 import { Type } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 
-/** The override of the width rule below, spread into the one ConfigSchema (src/config/config.ts) beside TRUST_PROXY. */
 export const TrustProxySettings = {
   TRUST_PROXY_ALLOW_WIDE: Type.Boolean({
     default: false,
@@ -11,21 +10,17 @@ export const TrustProxySettings = {
   })
 }
 
-/** A range of client addresses; `mapped`: given as an IPv4-mapped IPv6 address (`::ffff:a.b.c.d/n`). */
 interface Network { family: 4 | 6, mapped: boolean, prefix: bigint, start: bigint, end: bigint }
 
 const MAPPED_START = 0xffffn << 32n // ::ffff:0.0.0.0, where IPv4-mapped IPv6 addresses begin
 const MAPPED_PREFIX = 96n
 const IPV4_BITS = 32n
 const IPV6_BITS = 128n
-/** The widest network trusted without TRUST_PROXY_ALLOW_WIDE: a /8 of IPv4 (10.0.0.0/8), a /32 of IPv6 (a site's allocation). */
 const WIDEST = { 4: 8n, 6: 32n } as const
 
 /**
- * TRUST_PROXY: `false`, a hop count, or proxy addresses/networks (a comma-separated list, as
- * Fastify's proxy-addr reads it). A list that trusts every client address would let any client
- * name its own address in X-Forwarded-For — and with it dodge every per-address limit — so it is
- * refused, as is an entry proxy-addr could not read (it throws a TypeError at start, `/0` too).
+ * A list that trusts every client address would let any client name its own address in
+ * X-Forwarded-For and dodge every per-address limit, so it is refused.
  */
 export function parseTrustProxy (value: string, allowWide = false): false | number | string {
   if (value === 'false') return false
@@ -37,11 +32,7 @@ export function parseTrustProxy (value: string, allowWide = false): false | numb
   return entries.join(',')
 }
 
-/**
- * A network far wider than any proxy fleet (half of IPv4 is `0.0.0.0/1`) trusts mostly clients:
- * each of them could name its own address. Refused unless the operator says it is meant. An
- * IPv4-mapped network is judged as the IPv4 network it maps (one shorter than /96 matches nobody).
- */
+/** A network far wider than any proxy fleet trusts mostly clients: refused unless meant. */
 function refuseWide (entry: string, network: Network | undefined): void {
   if (network === undefined) return
   const ipv4 = network.family === 4 || network.mapped
@@ -58,7 +49,6 @@ function invalid (entry: string): ConfigError {
   return new ConfigError(`Invalid configuration: TRUST_PROXY has an invalid address or network: ${entry}`)
 }
 
-/** `a.b.c.d`, `a.b.c.d/n`, `a.b.c.d/m.m.m.m`, `x::y` or `x::y/n`, as the range of addresses it names. */
 function parseEntry (entry: string): Network {
   const slash = entry.indexOf('/')
   const address = slash === -1 ? entry : entry.slice(0, slash)
@@ -75,7 +65,6 @@ function parseEntry (entry: string): Network {
   return { family, mapped, prefix, start, end: start + (1n << hostBits) - 1n }
 }
 
-/** A prefix length, or an IPv4 netmask of contiguous ones; undefined when it is neither. */
 function prefixOf (suffix: string, family: 4 | 6): bigint | undefined {
   if (/^[0-9]{1,3}$/.test(suffix)) return BigInt(suffix)
   if (family !== 4 || !isIPv4(suffix)) return undefined
@@ -103,11 +92,7 @@ function ipv6ToBigInt (address: string): bigint {
   return groups.reduce((n, group) => (n << 16n) + BigInt(`0x${group}`), 0n)
 }
 
-/**
- * As proxy-addr matches: an IPv4 client (or an IPv4-mapped one, which it reads as IPv4) against
- * IPv4 networks and IPv4-mapped networks of /96 or longer; a native IPv6 client against the
- * IPv6 networks not given as IPv4-mapped. A mapped network shorter than /96 matches no one.
- */
+/** As proxy-addr matches: a mapped network shorter than /96 matches no one. */
 function refuseEverything (networks: Network[]): void {
   type Range = Pick<Network, 'start' | 'end'>
   const v4: Range[] = []

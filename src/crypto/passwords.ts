@@ -5,11 +5,7 @@ import type { ServiceEvents } from '../events.js'
 
 export interface HashParameters { memoryCost: number, timeCost: number, parallelism: number }
 
-/**
- * argon2id on libuv's thread pool, so hashing never blocks the event loop (OWASP Password
- * Storage Cheat Sheet). Construct with `create`, which makes the dummy hash. Each hash and
- * verify is reported with its duration as a `password` event, so every caller is measured.
- */
+/** argon2id on libuv's thread pool, so hashing never blocks the event loop. */
 export class PasswordHasher {
   private constructor (
     private readonly options: HashParameters & { type: typeof argon2.argon2id },
@@ -30,10 +26,7 @@ export class PasswordHasher {
     }
   }
 
-  /**
-   * Verifies against the dummy hash when there is no user, so an unknown email costs the same
-   * time as a wrong password and the answer cannot reveal which emails exist.
-   */
+  /** An unknown email costs the same time as a wrong password, so the answer reveals no emails. */
   async verify (passwordHash: string | undefined, password: string): Promise<boolean> {
     const started = performance.now()
     try {
@@ -46,7 +39,6 @@ export class PasswordHasher {
     }
   }
 
-  /** True when the hash was made with other parameters than today's: re-hash it at login. */
   needsRehash (passwordHash: string): boolean {
     return argon2.needsRehash(passwordHash, this.options)
   }
@@ -57,11 +49,8 @@ export class PasswordHasher {
 }
 
 /**
- * What an unknown email is verified against: today's parameters around a random salt and a
- * random digest. Verifying it runs the whole argon2id computation, so it costs what a real hash
- * costs, and no password matches it. It is not hashed at start: glibc hands the 19 MiB of the
- * first hash back to the system but keeps those of later ones in its arenas, so a start that
- * hashes once (the admin bootstrap) instead of twice ends about 20 MB smaller.
+ * Costs what a real hash costs and matches no password. Not hashed at start, which keeps the
+ * process smaller (docs/benchmarks.md).
  */
 export function dummyHash ({ memoryCost, timeCost, parallelism }: HashParameters): string {
   // the PHC string format: standard base64 without padding

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type UpdateObject } from 'kysely'
 import type { Database, MailOutboxRow } from './schema.js'
 
-/** One mail as the templates render it (src/mail/templates.ts) and the outbox stores it. */
 export interface OutgoingMail {
   to: string
   subject: string
@@ -14,12 +13,10 @@ export interface OutgoingMail {
 export interface ClaimedMail extends OutgoingMail {
   id: string
   claimToken: string
-  /** deliveries started so far, this one included */
   attempts: number
   createdAt: string
 }
 
-/** A row as stored, for the CLI and tests; `subject`, `text` and `html` are null once it is settled. */
 export interface OutboxEntry {
   id: string
   to: string
@@ -36,11 +33,9 @@ export interface OutboxEntry {
 }
 
 export interface ClaimOptions {
-  /** now, ISO 8601 UTC */
   now: string
-  /** the end of the claim's lease: a sender that dies holding rows lets them be claimed again then */
+  /** a sender that dies holding rows lets them be claimed again then */
   leaseUntil: string
-  /** the most rows claimed at once */
   limit: number
 }
 
@@ -61,22 +56,18 @@ function toEntry (row: MailOutboxRow): OutboxEntry {
   }
 }
 
-/** Error text as stored: one line, bounded, so an SMTP server's answer cannot grow the row. */
+// bounded, so an SMTP server's answer cannot grow the row
 function reason (text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 500)
 }
 
 /**
- * The mail outbox. A request enqueues in its own transaction (`tx.mailOutbox.enqueue`), so the
- * mail exists exactly when what it announces was committed; the senders of every instance claim
- * due rows, deliver them and settle them. A claim is one statement: on PostgreSQL it skips rows
- * another sender has locked (FOR UPDATE SKIP LOCKED); on SQLite the single writer makes the
- * UPDATE … RETURNING atomic. Either way two senders never hold the same row.
+ * Enqueued in the request's own transaction, so the mail exists exactly when what it announces
+ * committed. A claim is one statement (SKIP LOCKED / SQLite's single writer): never two holders.
  */
 export class MailOutboxRepository {
   constructor (private readonly db: Kysely<Database>, private readonly postgres = false) {}
 
-  /** Queues a mail, due now; returns its id. Call it on the transaction that writes what the mail is about. */
   async enqueue (mail: OutgoingMail, now = new Date().toISOString()): Promise<string> {
     const id = randomUUID()
     await this.db.insertInto('mail_outbox').values({
@@ -92,10 +83,7 @@ export class MailOutboxRepository {
     return id
   }
 
-  /**
-   * Claims up to `limit` due rows, oldest due first: each gets the claim's token, one more
-   * attempt, and `due_at` moved to the end of the lease (so a crashed sender's rows come back).
-   */
+  /** `due_at` moves to the end of the lease, so a crashed sender's rows come back. */
   async claim ({ now, leaseUntil, limit }: ClaimOptions): Promise<ClaimedMail[]> {
     const claimToken = randomUUID()
     const rows = await this.db.updateTable('mail_outbox')
@@ -113,29 +101,25 @@ export class MailOutboxRepository {
       .execute()
     const claimed: ClaimedMail[] = []
     for (const row of rows) {
-      // a settled row has no content; a claimable one always has it
       if (row.subject === null || row.text === null || row.html === null) continue
       claimed.push({ id: row.id, claimToken, to: row.recipient, subject: row.subject, text: row.text, html: row.html, attempts: row.attempts, createdAt: row.created_at })
     }
     return claimed.sort((a, b) => a.createdAt.localeCompare(b.createdAt))
   }
 
-  /** Delivered: the content goes (no link or code is kept). False when the claim was lost meanwhile. */
+  /** The content goes: no link or code is kept. */
   async markSent (mail: Pick<ClaimedMail, 'id' | 'claimToken'>, now: string): Promise<boolean> {
     return await this.settle(mail, { sent_at: now, subject: null, text: null, html: null, claim_token: null, last_error: null })
   }
 
-  /** Failed, to be tried again at `dueAt`; the error is kept for the operator. */
   async reschedule (mail: Pick<ClaimedMail, 'id' | 'claimToken'>, dueAt: string, error: string): Promise<boolean> {
     return await this.settle(mail, { due_at: dueAt, claim_token: null, last_error: reason(error) })
   }
 
-  /** Given up: never tried again; why is recorded, the content goes. */
   async abandon (mail: Pick<ClaimedMail, 'id' | 'claimToken'>, now: string, why: string): Promise<boolean> {
     return await this.settle(mail, { abandoned_at: now, subject: null, text: null, html: null, claim_token: null, last_error: reason(why) })
   }
 
-  /** A claimed row not attempted after all (the sender is stopping): due again now, the attempt not counted. */
   async release (mail: Pick<ClaimedMail, 'id' | 'claimToken'>, now: string): Promise<boolean> {
     return await this.settle(mail, { due_at: now, claim_token: null, attempts: sql<number>`attempts - 1` })
   }
@@ -155,13 +139,11 @@ export class MailOutboxRepository {
     return row === undefined ? undefined : toEntry(row)
   }
 
-  /** Every row, oldest first (tests and the operator's look at the queue). */
   async list (limit = 1000): Promise<OutboxEntry[]> {
     const rows = await this.db.selectFrom('mail_outbox').selectAll().orderBy('created_at').orderBy('id').limit(limit).execute()
     return rows.map(toEntry)
   }
 
-  /** Settled rows older than `before` go; pending ones stay whatever their age. */
   async deleteSettledBefore (before: string): Promise<number> {
     const result = await this.db.deleteFrom('mail_outbox')
       .where('created_at', '<', before)

@@ -1,9 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
 
-/**
- * Versioned, append-only migrations, applied in name order at start and by `gatehouse migrate`.
- * Written with Kysely's schema builder in the types both SQLite and PostgreSQL share.
- */
+/** Versioned, append-only migrations, in the types SQLite and PostgreSQL share. */
 const migrations: Record<string, Migration> = {
   '0001_users_sessions_revocations': {
     async up (db: Kysely<unknown>) {
@@ -58,7 +55,6 @@ const migrations: Record<string, Migration> = {
         .addColumn('address', 'text')
         .addColumn('detail', 'text')
         .execute()
-      // the listing's order (newest first) and its filters
       await db.schema.createIndex('audit_events_at_id').on('audit_events').columns(['at', 'id']).execute()
       await db.schema.createIndex('audit_events_user_id_at').on('audit_events').columns(['user_id', 'at']).execute()
       await db.schema.createIndex('audit_events_event_at').on('audit_events').columns(['event', 'at']).execute()
@@ -66,14 +62,12 @@ const migrations: Record<string, Migration> = {
   },
   '0003_users_credentials_version': {
     async up (db: Kysely<unknown>) {
-      // bumped by a password change and the loss of a grant; a sign-in stores its session only if unchanged
       await db.schema.alterTable('users').addColumn('credentials_version', 'integer', (c) => c.notNull().defaultTo(0)).execute()
     }
   },
   '0004_sessions_access_expires_at': {
     async up (db: Kysely<unknown>) {
-      // a revocation lasts until the session's latest access token has expired, whatever the TTL
-      // is by then. Sessions from before do not know theirs; their refresh expiry bounds it
+      // a revocation lasts until the session's latest access token has expired; older sessions fall back to their refresh expiry
       await db.schema.alterTable('sessions').addColumn('access_expires_at', 'text', (c) => c.notNull().defaultTo('')).execute()
       await sql`update sessions set access_expires_at = expires_at`.execute(db)
     }
@@ -89,7 +83,6 @@ const migrations: Record<string, Migration> = {
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('audit_events').addColumn('actor_id', 'text').execute()
       await db.schema.alterTable('audit_events').addColumn('outcome', 'text', (c) => c.notNull().defaultTo('success')).execute()
-      // the events written before: the refused ones failed; the signed-in user acted in the others
       await sql`update audit_events set outcome = 'failure' where event in ('login_failed', 'refresh_reuse_detected')`.execute(db)
       await sql`update audit_events set actor_id = user_id where event in ('login_succeeded', 'refreshed', 'logged_out', 'registered', 'password_changed')`.execute(db)
       await db.schema.createIndex('audit_events_actor_id_at').on('audit_events').columns(['actor_id', 'at']).execute()
@@ -97,14 +90,12 @@ const migrations: Record<string, Migration> = {
   },
   '0008_signing_keys': {
     async up (db: Kysely<unknown>) {
-      // the key pairs of asymmetric access tokens; states follow from the times, so instances agree.
-      // `seq` orders the keys and is unique, so two instances rotating at once create one key, not two
+      // `seq` is unique, so two instances rotating at once create one key, not two
       await db.schema.createTable('signing_keys')
         .addColumn('kid', 'text', (c) => c.primaryKey())
         .addColumn('seq', 'integer', (c) => c.notNull().unique())
         .addColumn('alg', 'text', (c) => c.notNull())
         .addColumn('public_jwk', 'text', (c) => c.notNull())
-        // PKCS#8, sealed with DATA_ENCRYPTION_KEYS (the key id is part of the value)
         .addColumn('private_key', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('activates_at', 'text', (c) => c.notNull())
@@ -115,7 +106,6 @@ const migrations: Record<string, Migration> = {
   },
   '0009_mail_outbox': {
     async up (db: Kysely<unknown>) {
-      // mail is written here in the request's transaction and delivered afterwards (src/mail/sender.ts).
       // subject, text and html are emptied once a row is delivered or abandoned: no link or code stays
       await db.schema.createTable('mail_outbox')
         .addColumn('id', 'text', (c) => c.primaryKey())
@@ -131,7 +121,6 @@ const migrations: Record<string, Migration> = {
         .addColumn('abandoned_at', 'text')
         .addColumn('last_error', 'text')
         .execute()
-      // the sender's claim reads only the pending rows, oldest due first
       await sql`create index mail_outbox_pending on mail_outbox (due_at) where sent_at is null and abandoned_at is null`.execute(db)
       await db.schema.createIndex('mail_outbox_created_at').on('mail_outbox').column('created_at').execute()
     }
@@ -139,13 +128,11 @@ const migrations: Record<string, Migration> = {
   '0010_recovery': {
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('users').addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0)).execute()
-      // reset tokens and email codes: only a keyed hash of each is kept (src/crypto/one-time-secrets.ts)
       await db.schema.createTable('one_time_secrets')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
         .addColumn('purpose', 'text', (c) => c.notNull())
         .addColumn('secret_hash', 'text', (c) => c.notNull())
-        // the user's credentials_version at issue: a password changed since voids the secret
         .addColumn('credentials_version', 'integer', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('expires_at', 'text', (c) => c.notNull())
@@ -159,17 +146,14 @@ const migrations: Record<string, Migration> = {
   },
   '0011_sessions_client': {
     async up (db: Kysely<unknown>) {
-      // where a session was last used from, and when: written at sign-in and refresh, never per request
       await db.schema.alterTable('sessions').addColumn('ip', 'text').execute()
       await db.schema.alterTable('sessions').addColumn('user_agent', 'text').execute()
       await db.schema.alterTable('sessions').addColumn('last_used_at', 'text', (c) => c.notNull().defaultTo('')).execute()
-      // existing sessions were last used at their last rotation, or their sign-in; their client is unknown
       await sql`update sessions set last_used_at = coalesce(rotated_at, created_at)`.execute(db)
     }
   },
   '0012_totp': {
     async up (db: Kysely<unknown>) {
-      // one factor per user: the secret sealed with DATA_ENCRYPTION_KEYS, never in the clear.
       // last_step is the newest time step accepted: a code is taken only by raising it (no replay)
       await db.schema.createTable('totp_factors')
         .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id').onDelete('cascade'))
@@ -179,7 +163,6 @@ const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('activated_at', 'text')
         .execute()
-      // keyed hashes of the recovery codes; a used one keeps its row with used_at
       await db.schema.createTable('recovery_codes')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
@@ -188,13 +171,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('used_at', 'text')
         .execute()
       await db.schema.createIndex('recovery_codes_user_id').on('recovery_codes').column('user_id').execute()
-      // sign-ins waiting for their second factor: a keyed hash of the mfa_token, single use
       await db.schema.createTable('mfa_challenges')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('token_hash', 'text', (c) => c.notNull().unique())
         .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
         .addColumn('remember', 'integer', (c) => c.notNull())
-        // the methods proven so far (JSON, RFC 8176 names): ["pwd"] or ["email"]
         .addColumn('amr', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('expires_at', 'text', (c) => c.notNull())
@@ -207,10 +188,8 @@ const migrations: Record<string, Migration> = {
 }
 
 /**
- * Revocations get a sequence of the database's own (`id`), so instances read the new ones by it
- * rather than by `revoked_at`, which each instance wrote with its own clock. SQLite can add an
- * AUTOINCREMENT key only by rebuilding the table (AUTOINCREMENT never reuses an id, even after
- * the newest rows are pruned); PostgreSQL adds a bigserial.
+ * Instances read new revocations by the database's sequence, not by their own clocks. SQLite adds
+ * an AUTOINCREMENT key only by rebuilding the table (it never reuses an id after pruning).
  */
 function revocationSequence (kind: 'sqlite' | 'postgres'): Migration {
   return {
@@ -232,7 +211,6 @@ function revocationSequence (kind: 'sqlite' | 'postgres'): Migration {
   }
 }
 
-/** Applies every migration not applied yet, or (`target`: tests of a migration) those up to that one. */
 export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'postgres' = 'sqlite', target?: string): Promise<string[]> {
   const migrator = new Migrator({
     db,
@@ -244,11 +222,7 @@ export async function migrateToLatest (db: Kysely<unknown>, kind: 'sqlite' | 'po
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }
 
-/**
- * PostgreSQL: the schema the tables go to (the first of search_path that exists). Kysely looks
- * for its own migration tables in every schema unless it is told one, so a database holding
- * another schema with them (another app, a test run) would make it skip creating its own here.
- */
+/** Kysely looks for its migration tables in every schema unless told one, so another app's would make it skip ours. */
 async function currentSchema (db: Kysely<unknown>): Promise<string> {
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
   const schema = rows[0]?.schema

@@ -13,10 +13,8 @@ export interface NewSecret {
   expiresAt: string
 }
 
-/** A live email code with one attempt reserved on it. */
 export interface ReservedCode { id: string, secretHash: string, attempts: number }
 
-/** A reset token that may still be spent: unspent, unexpired, issued at the user's current credentials version. */
 function liveReset (secretHash: string, now: string) {
   return (eb: ExpressionBuilder<Database, 'one_time_secrets'>) => eb.and([
     eb('secret_hash', '=', secretHash),
@@ -29,14 +27,11 @@ function liveReset (secretHash: string, now: string) {
 
 /** Reset tokens and email codes (hashes only), spent by single atomic statements. */
 export class OneTimeSecretRepository {
-  /** `lockUsers` (PostgreSQL): a replacing issue locks its user row first (see `issue`). */
   constructor (private readonly db: Kysely<Database>, private readonly lockUsers = false) {}
 
   /**
-   * Stores a secret; `replace` first spends the user's live ones of the same purpose (a new code
-   * voids the older). Call it in a transaction. On PostgreSQL the user's row is locked first: under
-   * READ COMMITTED two issues at once would each spend what was live before either inserted, and
-   * leave two live codes; locked, the second waits and spends the first's.
+   * On PostgreSQL the user row is locked first: under READ COMMITTED two issues at once would
+   * each spend what was live before either inserted, and leave two live codes.
    */
   async issue (secret: NewSecret, replace: boolean): Promise<void> {
     if (replace && this.lockUsers) await this.db.selectFrom('users').select('id').where('id', '=', secret.userId).forUpdate().execute()
@@ -57,28 +52,20 @@ export class OneTimeSecretRepository {
     }).execute()
   }
 
-  /** The user of a live reset token, without spending it (a first, cheap look before any hashing). */
+  /** A cheap look before any hashing. */
   async findLiveReset (secretHash: string, now: string): Promise<string | undefined> {
     const row = await this.db.selectFrom('one_time_secrets').select('user_id').where(liveReset(secretHash, now)).executeTakeFirst()
     return row?.user_id
   }
 
-  /**
-   * Spends a reset token in one statement: only a live one (unspent, unexpired, issued at the
-   * user's current credentials version) is updated, so of two requests with one token exactly
-   * one gets its user back.
-   */
+  /** One statement: of two requests with one token exactly one gets its user back. */
   async consumeReset (secretHash: string, now: string): Promise<string | undefined> {
     const row = await this.db.updateTable('one_time_secrets').set({ spent_at: now })
       .where(liveReset(secretHash, now)).returning('user_id').executeTakeFirst()
     return row?.user_id
   }
 
-  /**
-   * Counts an attempt on the user's live code of `purpose` before it is checked (reserve first:
-   * concurrent guesses cannot outrun the limit); none when there is no live code or its
-   * attempts are used up.
-   */
+  /** Reserved before the check, so concurrent guesses cannot outrun the limit. */
   async reserveAttempt (userId: string, purpose: SecretPurpose, maxAttempts: number, now: string): Promise<ReservedCode | undefined> {
     const row = await this.db.updateTable('one_time_secrets')
       .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
@@ -89,11 +76,7 @@ export class OneTimeSecretRepository {
     return row && { id: row.id, secretHash: row.secret_hash, attempts: row.attempts }
   }
 
-  /**
-   * Counts an attempt on a live reset token before its second factor is checked (reserve first:
-   * concurrent codes cannot outrun the limit); none when the token is not live or its attempts
-   * are used up.
-   */
+  /** Reserved before the second factor is checked, so concurrent codes cannot outrun the limit. */
   async reserveResetAttempt (secretHash: string, maxAttempts: number, now: string): Promise<{ id: string, attempts: number } | undefined> {
     const row = await this.db.updateTable('one_time_secrets')
       .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
@@ -103,14 +86,12 @@ export class OneTimeSecretRepository {
     return row && { id: row.id, attempts: row.attempts }
   }
 
-  /** Spends one secret; false when it was spent meanwhile. */
   async spend (id: string, now: string): Promise<boolean> {
     const result = await this.db.updateTable('one_time_secrets').set({ spent_at: now })
       .where('id', '=', id).where('spent_at', 'is', null).executeTakeFirst()
     return result.numUpdatedRows > 0n
   }
 
-  /** Spends every outstanding token and code of the user (a reset). */
   async spendAllOf (userId: string, now: string): Promise<number> {
     const result = await this.db.updateTable('one_time_secrets').set({ spent_at: now })
       .where('user_id', '=', userId).where('spent_at', 'is', null).executeTakeFirst()

@@ -3,25 +3,17 @@ import pg from 'pg'
 import { ServiceUnavailable } from '../errors.js'
 
 export interface PostgresOptions {
-  /** Upper bound of open connections per process (DATABASE_POOL_MAX). */
   poolMax?: number
-  /** Where errors of pooled connections go (the server restarted, the network dropped). */
   onError?: (err: Error) => void
 }
 
-/** An unreachable server fails a checkout after this long, so /ready answers 503 instead of hanging. */
+/** So /ready answers 503 instead of hanging. */
 const CONNECT_TIMEOUT_MS = 2000
-/** No query of this service takes long: a stuck one is ended by the server, freeing its connection. */
 const STATEMENT_TIMEOUT_MS = 30_000
-/** A transaction left open (a crashed request) would hold its row locks until this ends it. */
+/** A transaction left open by a crashed request would hold its row locks until this. */
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000
 
-/**
- * node-postgres behind Kysely, on a bounded pool that `store.close()` ends (Kysely's `destroy`).
- * The connection string may carry its own settings, e.g. `?options=-c search_path=auth` to keep
- * the tables in a schema of their own. Types: only int8 (`count(*)`) comes back as a string, and
- * the repositories convert it; every other column is text or int4.
- */
+/** Only int8 (`count(*)`) comes back as a string; the repositories convert it. */
 export function createPostgresDialect (url: string, { poolMax = 10, onError = logToStderr }: PostgresOptions = {}): PostgresDialect {
   const pool = new pg.Pool({
     connectionString: url,
@@ -35,8 +27,7 @@ export function createPostgresDialect (url: string, { poolMax = 10, onError = lo
   })
   // an idle connection that breaks emits 'error' on the pool; unhandled, it would end the process
   pool.on('error', onError)
-  // a checked-out client whose socket breaks emits 'error' too, with no pool listener then; its
-  // running query fails with the same error (and becomes a 503), so this one only keeps the process up
+  // a checked-out client's broken socket emits 'error' with no pool listener; its query fails on its own
   pool.on('connect', (client) => { client.on('error', ignore) })
   return new AvailabilityDialect({ pool }, onError)
 }
@@ -44,7 +35,6 @@ export function createPostgresDialect (url: string, { poolMax = 10, onError = lo
 /** SQLSTATE classes and codes that say the server is gone or not taking connections, not that a query was wrong. */
 const UNAVAILABLE_STATES = /^(08|57P0[123]$|53300$)/
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
-/** node-postgres reports a dropped or timed-out connection by message only. */
 const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/
 
 export function isUnavailable (err: unknown): boolean {
@@ -54,11 +44,7 @@ export function isUnavailable (err: unknown): boolean {
   return UNAVAILABLE_MESSAGES.test(err.message)
 }
 
-/**
- * A database outage is the service's trouble, not the client's and not a bug: every query
- * failing for it becomes 503 service_unavailable (logged through `onError`), so a route that
- * needs the database answers 503 instead of 500 while PostgreSQL is away, and recovers with it.
- */
+/** A database outage is 503 service_unavailable, not a 500: routes recover with PostgreSQL. */
 class AvailabilityDialect extends PostgresDialect {
   constructor (config: ConstructorParameters<typeof PostgresDialect>[0], private readonly onError: (err: Error) => void) { super(config) }
 

@@ -2,22 +2,16 @@ import { once } from 'node:events'
 import { Redis } from 'ioredis'
 
 export interface ConnectionEvents {
-  /** The connection was lost (or never made): called once per outage, not once per retry. */
+  /** once per outage, not once per retry */
   down (err: Error | undefined): void
-  /** The connection is ready again after an outage. */
   up (): void
 }
 
-/*
- * A request must never wait on Redis: with no offline queue a command fails at once while
- * disconnected, and a Redis that hangs is cut off by the command timeout. Reconnects retry
- * forever, at most a second apart, so a returning Redis is used again within about a second.
- */
+/* A request never waits on Redis: no offline queue, and a command timeout for a Redis that hangs. */
 const COMMAND_TIMEOUT_MS = 250
 const CONNECT_TIMEOUT_MS = 1000
 const MAX_RETRY_DELAY_MS = 1000
 
-/** A client for REDIS_URL that reports its outages through `events` (once each) and never stalls a caller. */
 export function createRedis (url: string, events: ConnectionEvents, name = 'gatehouse'): Redis {
   const redis = new Redis(url, {
     connectionName: name,
@@ -52,10 +46,7 @@ function watch (redis: Redis, events: ConnectionEvents): void {
   redis.on('reconnecting', lost)
 }
 
-/**
- * Waits (briefly) for the first connection, so requests right after start are counted in
- * Redis; a refused or slow connection is not waited for — the service starts without it.
- */
+/** A refused or slow connection is not waited for: the service starts without it. */
 export async function firstReady (redis: Redis): Promise<boolean> {
   if (redis.status === 'ready') return true
   try {

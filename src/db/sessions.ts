@@ -4,24 +4,19 @@ import type { Database, SessionRow } from './schema.js'
 export interface Session {
   id: string
   userId: string
-  /** jti of the one refresh token that may rotate this session now */
   refreshJti: string
-  /** payload of that refresh token, as JSON: re-signing it reproduces the token */
+  /** re-signing it reproduces the token */
   refreshClaims: string
-  /** the jti spent by the last rotation, honoured for the grace interval after `rotatedAt` */
   previousJti: string | null
   rotatedAt: string | null
   createdAt: string
-  /** the sign-in that started the session: SESSION_MAX_AGE counts from it */
   signedInAt: string
   expiresAt: string
   /** the latest `exp` of an access token issued for this session: no token of it lives longer */
   accessExpiresAt: string
   revokedAt: string | null
-  /** the client at sign-in or the last refresh */
   ip: string | null
   userAgent: string | null
-  /** the sign-in or the last refresh */
   lastUsedAt: string
 }
 
@@ -58,9 +53,7 @@ export interface Rotation {
   userAgent: string | null
 }
 
-/** Which sessions a revocation ends. */
 export type RevocationTarget =
-  /** one session; with `userId`, only if it is that user's */
   | { sessionId: string, userId?: string }
   | { userId: string, exceptSessionId?: string }
   /** the user's live sessions but the `keepNewest` newest (a sign-in past SESSIONS_MAX_PER_USER) */
@@ -69,7 +62,6 @@ export type RevocationTarget =
 export interface RevokedSession {
   sessionId: string
   userId: string
-  /** when the revocation may go: the session's latest access `exp` plus the margin */
   revocationExpiresAt: string
 }
 
@@ -79,16 +71,11 @@ function latestAccess (accessExpiresAt: string) {
 }
 
 export class SessionRepository {
-  /** `lockUsers` (PostgreSQL): the sign-in's read of its user takes a share lock (see `create`). */
   constructor (private readonly db: Kysely<Database>, private readonly lockUsers = false) {}
 
   /**
-   * Stores the session only while the user's credentials version is still the one the sign-in
-   * checked: the insert selects from the user row, so a password change or a lost grant that
-   * committed since (and deletion) leaves nothing inserted, and `false` comes back. On
-   * PostgreSQL the row is read FOR SHARE: a change still in its transaction holds the row, so
-   * the insert waits for its commit and then sees the new version, instead of reading the old
-   * one and adding a session the change's revocation has already passed over.
+   * Inserted only while the credentials version is the one the sign-in checked. On PostgreSQL the
+   * user row is read FOR SHARE, so the insert waits for a change still in its transaction.
    */
   async create (session: NewSession, credentialsVersion: number): Promise<boolean> {
     let source = this.db.selectFrom('users')
@@ -120,10 +107,7 @@ export class SessionRepository {
     return row === undefined ? undefined : toSession(row)
   }
 
-  /**
-   * Compare-and-set on the current jti, so of two refreshes racing with one token exactly one
-   * rotates; the other sees `false` and takes the grace path.
-   */
+  /** Compare-and-set on the jti: of two refreshes racing with one token exactly one rotates. */
   async rotate ({ sessionId, fromJti, toJti, refreshClaims, now, expiresAt, accessExpiresAt, ip, userAgent }: Rotation): Promise<boolean> {
     const result = await this.db.updateTable('sessions')
       .set({
@@ -144,7 +128,6 @@ export class SessionRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /** Records an access token issued without a rotation (the grace answer); `false` if the session was revoked. */
   async recordAccess (sessionId: string, accessExpiresAt: string): Promise<boolean> {
     const result = await this.db.updateTable('sessions')
       .set({ access_expires_at: latestAccess(accessExpiresAt) })
@@ -154,10 +137,6 @@ export class SessionRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /**
-   * Marks the target's live sessions revoked and records each in `revocations`, atomically,
-   * each until its latest access token has expired plus `marginMs`.
-   */
   async revoke (target: RevocationTarget, reason: string, now: string, marginMs: number): Promise<RevokedSession[]> {
     const run = async (trx: Kysely<Database>) => {
       let query = trx.updateTable('sessions').set({ revoked_at: now }).where('revoked_at', 'is', null)
@@ -165,7 +144,7 @@ export class SessionRepository {
         query = query.where('id', '=', target.sessionId)
         if (target.userId !== undefined) query = query.where('user_id', '=', target.userId)
       } else if ('keepNewest' in target) {
-        // one statement, so sign-ins at once cannot each keep a different set: the newest stay, whoever runs last
+        // one statement, so concurrent sign-ins cannot each keep a different set
         const newest = trx.selectFrom('sessions').select('id')
           .where('user_id', '=', target.userId).where('revoked_at', 'is', null).where('expires_at', '>', now)
           .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(target.keepNewest)
@@ -190,7 +169,6 @@ export class SessionRepository {
     return this.db.isTransaction ? await run(this.db) : await this.db.transaction().execute(run)
   }
 
-  /** A user's live sessions (not revoked, not expired), newest first. */
   async listLive (userId: string, now: string): Promise<Session[]> {
     const rows = await this.db.selectFrom('sessions').selectAll()
       .where('user_id', '=', userId)
@@ -202,7 +180,6 @@ export class SessionRepository {
     return rows.map(toSession)
   }
 
-  /** Expired sessions can neither refresh nor hold a live access token. */
   async deleteExpired (now: string): Promise<void> {
     await this.db.deleteFrom('sessions').where('expires_at', '<=', now).execute()
   }

@@ -12,11 +12,8 @@ const STATEMENT_CACHE_LIMIT = 256
 const BUSY_TIMEOUT_MS = 5000
 
 /**
- * Kysely takes no migration lock on SQLite, so two processes starting on a fresh file both ran
- * the migrations and one failed ("table users already exists"). BEGIN IMMEDIATE is SQLite's
- * write lock: the second waits for it, then finds the migrations applied. It is polled, not
- * waited for with busy_timeout, which would block the event loop of an instance in the same
- * process that holds the lock.
+ * Kysely takes no migration lock on SQLite: BEGIN IMMEDIATE is the lock, polled rather than
+ * busy_timeout, which would block the event loop of an instance in the same process.
  */
 class LockingSqliteAdapter extends SqliteAdapter {
   constructor (private readonly db: BetterSqlite3.Database) { super() }
@@ -47,11 +44,7 @@ class LockingSqliteDialect extends SqliteDialect {
   override createAdapter (): SqliteAdapter { return new LockingSqliteAdapter(this.db) }
 }
 
-/**
- * The database holds password hashes and the audit trail: 0600 whatever the umask. SQLite
- * creates -wal and -shm with the database file's own mode, so the file is made (or, left by an
- * older version, tightened) before SQLite opens it; leftovers of a crash are tightened too.
- */
+/** 0600 whatever the umask; SQLite gives -wal and -shm the file's own mode, so it is set first. */
 function makePrivateFiles (path: string): void {
   const fd = openSync(path, 'a', 0o600)
   try {
@@ -68,19 +61,14 @@ function makePrivateFiles (path: string): void {
   }
 }
 
-/** The SQLite file opened: the dialect Kysely runs on, and the read made without it. */
 export interface SqliteConnection {
   dialect: SqliteDialect
   usersByIds: ImmediateUserRows
 }
 
 /**
- * User rows read by ids at once, with one statement prepared up front (the ids as a JSON array,
- * so one statement serves every batch size): the read every signed-in request of /auth/me and
- * /api/users/:id makes, in batches (src/db/users.ts). Through Kysely each batch was a query built
- * and compiled, a wait for the connection's mutex and a promise chain. While a transaction is
- * open on the one connection the read would see its uncommitted writes, so it declines
- * (`undefined`) and the caller queues behind Kysely like any query.
+ * One statement prepared up front (ids as a JSON array, for every batch size). Inside an open
+ * transaction it would see uncommitted writes, so it declines (`undefined`).
  */
 function immediateUserRows (db: BetterSqlite3.Database): ImmediateUserRows {
   // prepared on first use: the users table exists only once the migrations have run
@@ -92,10 +80,7 @@ function immediateUserRows (db: BetterSqlite3.Database): ImmediateUserRows {
   }
 }
 
-/**
- * better-sqlite3 behind Kysely. Kysely prepares every query anew; the queries come from code,
- * so caching the prepared statements by SQL text saves the parse on every request.
- */
+/** Kysely prepares every query anew; caching by SQL text saves the parse on every request. */
 export function openSqlite (path: string): SqliteConnection {
   if (path !== ':memory:' && path !== '') {
     makePrivateDir(dirname(path))

@@ -11,10 +11,7 @@ import { SessionRepository } from './sessions.js'
 import { TotpRepository } from './totp.js'
 import { UserRepository, type ImmediateUserRows } from './users.js'
 
-/**
- * The one storage seam. Services see repositories and never which database is behind them;
- * `connect` picks the driver from the DATABASE_URL scheme and imports only that one.
- */
+/** The one storage seam: services never see which database is behind it. */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   readonly users: UserRepository
@@ -22,23 +19,17 @@ export interface Store {
   readonly revocations: RevocationRepository
   readonly auditEvents: AuditEventRepository
   readonly signingKeys: SigningKeyRepository
-  /** mail to deliver: enqueue on the transaction that writes what the mail is about */
+  /** enqueue on the transaction that writes what the mail is about */
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
-  /** TOTP factors, recovery codes and sign-in challenges */
   readonly totp: TotpRepository
-  /** Runs `fn` on a store bound to one transaction: all its writes land, or none. */
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
   ping (): Promise<void>
   close (): Promise<void>
 }
 
-/**
- * Each transaction is traced here (start, then asyncEnd or error), its context naming the store,
- * as Fastify and undici trace their work: an observer can tell what runs while a transaction
- * holds a connection (SQLite has only one). With no subscriber it costs a check.
- */
+/** Traced as Fastify and undici trace: an observer can tell what runs while a transaction holds SQLite's one connection. */
 export const transactionChannel = tracingChannel<unknown, { store: Store }>('gatehouse:db.transaction')
 
 class KyselyStore implements Store {
@@ -51,7 +42,6 @@ class KyselyStore implements Store {
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
 
-  /** `usersByIds`: SQLite's read of user rows without Kysely (src/db/sqlite.ts), for the store outside transactions */
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
     this.users = new UserRepository(db, kind === 'postgres', usersByIds)
     this.sessions = new SessionRepository(db, kind === 'postgres')
@@ -83,9 +73,7 @@ class KyselyStore implements Store {
 }
 
 export interface ConnectOptions {
-  /** PostgreSQL: the pool's upper bound (DATABASE_POOL_MAX); SQLite has one connection. */
   poolMax?: number
-  /** PostgreSQL: errors of pooled connections, which are logged, never thrown. */
   onError?: (err: Error) => void
 }
 

@@ -8,17 +8,11 @@ export interface TotpFactor { userId: string, sealedSecret: string, state: Facto
 
 export interface NewChallenge { tokenHash: string, userId: string, remember: boolean, amr: string[], createdAt: string, expiresAt: string }
 
-/** A time step to accept for a user's factor (`activate`: a pending factor becomes active with it). */
 export interface AcceptedStep { userId: string, state: FactorState, step: number, now: string, activate?: boolean }
 
-/** A live challenge with one attempt reserved on it. */
 export interface ReservedChallenge { id: string, userId: string, remember: boolean, amr: string[], attempts: number }
 
-/**
- * TOTP factors, recovery codes (hashes) and sign-in challenges (hashes). Everything that must
- * happen once — a time step accepted, a recovery code used, a challenge spent — is one
- * conditional UPDATE, so of concurrent requests exactly one changes the row.
- */
+/** Everything that must happen once is one conditional UPDATE: of concurrent requests exactly one changes the row. */
 export class TotpRepository {
   constructor (private readonly db: Kysely<Database>) {}
 
@@ -28,7 +22,6 @@ export class TotpRepository {
     return { userId: row.user_id, sealedSecret: row.secret, state: row.state as FactorState, lastStep: row.last_step === null ? null : Number(row.last_step) }
   }
 
-  /** Stores a pending factor, replacing a pending one; false when the user has an active factor. */
   async putPending (userId: string, sealedSecret: string, now: string): Promise<boolean> {
     const result = await this.db.insertInto('totp_factors')
       .values({ user_id: userId, secret: sealedSecret, state: 'pending', last_step: null, created_at: now, activated_at: null })
@@ -38,10 +31,7 @@ export class TotpRepository {
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
   }
 
-  /**
-   * Accepts time step `step` for the user's factor in `state`: only when it is newer than every
-   * step accepted before. `activate` turns a pending factor active in the same statement.
-   */
+  /** Only a step newer than every step accepted before (no replay). */
   async acceptStep ({ userId, state, step, now, activate = false }: AcceptedStep): Promise<boolean> {
     const result = await this.db.updateTable('totp_factors')
       .set(activate ? { last_step: step, state: 'active', activated_at: now } : { last_step: step })
@@ -51,7 +41,6 @@ export class TotpRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /** Removes the factor and the recovery codes; false when there was no factor. */
   async remove (userId: string): Promise<boolean> {
     await this.db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute()
     await this.db.deleteFrom('mfa_challenges').where('user_id', '=', userId).execute()
@@ -59,7 +48,6 @@ export class TotpRepository {
     return result.numDeletedRows > 0n
   }
 
-  /** The user's recovery codes become `hashes`: the old set is void. */
   async replaceRecoveryCodes (userId: string, hashes: string[], now: string): Promise<void> {
     await this.db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute()
     await this.db.insertInto('recovery_codes')
@@ -67,7 +55,6 @@ export class TotpRepository {
       .execute()
   }
 
-  /** Uses a recovery code once, given every form its hash may be stored in: false when it is not the user's, or was used already. */
   async useRecoveryCode (userId: string, hashes: string[], now: string): Promise<boolean> {
     const result = await this.db.updateTable('recovery_codes').set({ used_at: now })
       .where('user_id', '=', userId).where('code_hash', 'in', hashes).where('used_at', 'is', null)
@@ -75,7 +62,6 @@ export class TotpRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /** Whether an unused recovery code of the user has this hash (a look, spending nothing). */
   async hasRecoveryCode (userId: string, hashes: string[]): Promise<boolean> {
     const row = await this.db.selectFrom('recovery_codes').select('id')
       .where('user_id', '=', userId).where('code_hash', 'in', hashes).where('used_at', 'is', null)
@@ -96,7 +82,6 @@ export class TotpRepository {
     }).execute()
   }
 
-  /** Counts an attempt on a live challenge before its code is checked; none when spent, expired or used up. */
   async reserveChallenge (tokenHash: string, maxAttempts: number, now: string): Promise<ReservedChallenge | undefined> {
     const row = await this.db.updateTable('mfa_challenges')
       .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
@@ -107,7 +92,6 @@ export class TotpRepository {
     return row && { id: row.id, userId: row.user_id, remember: row.remember === 1, amr: JSON.parse(row.amr) as string[], attempts: row.attempts }
   }
 
-  /** Spends a challenge; false when it was spent meanwhile. */
   async spendChallenge (id: string, now: string): Promise<boolean> {
     const result = await this.db.updateTable('mfa_challenges').set({ spent_at: now })
       .where('id', '=', id).where('spent_at', 'is', null).executeTakeFirst()

@@ -10,12 +10,8 @@ export interface User {
   passwordHash: string
   roles: string[]
   isSuperuser: boolean
-  /**
-   * Changes with the password and with the loss of a grant: a sign-in that checked the user at
-   * one version stores its session only while the version is still that one.
-   */
+  /** A sign-in stores its session only while the version it checked is still current. */
   credentialsVersion: number
-  /** the address was proved with a `verify_email` code */
   emailVerified: boolean
   createdAt: string
   updatedAt: string
@@ -41,35 +37,21 @@ function toUser (row: UserRow): User {
   }
 }
 
-/**
- * User rows read synchronously by ids, bypassing Kysely (SQLite: src/db/sqlite.ts), or undefined
- * when they cannot be read now (a transaction is open on the connection) and the caller must
- * queue like any query.
- */
+/** Undefined while a transaction is open on the connection: the caller must queue like any query. */
 export type ImmediateUserRows = (ids: string[]) => UserRow[] | undefined
 
-/** Ids per batched query: bounds its parameter list. */
 const MAX_BATCH = 100
 
 export class UserRepository {
   /**
-   * Lookups by id outside a transaction made in one turn of the event loop share one
-   * `where id in (…)` query, sent once the turn's I/O callbacks have all run (setImmediate).
-   * Under load hundreds of requests (/auth/me, GET /api/users/:id) are in flight at once, and
-   * per query the driver's overhead — a round trip's socket calls on PostgreSQL, the builder,
-   * the connection mutex and the promise chain on both — outweighs the read itself: batched,
-   * /auth/me serves 1.5× (SQLite) to 5× (PostgreSQL) the requests (docs/benchmarks.md). On SQLite
-   * a read of its own per request would cost more still: each statement outside a transaction
-   * takes and drops WAL's read lock with two fcntl calls. No cache: every batch reads the rows as
-   * committed when it runs.
+   * Lookups by id in one event-loop turn share one `where id in (…)` query: per-query driver
+   * overhead outweighs the read (docs/benchmarks.md). No cache: every batch reads committed rows.
    */
   private readonly byId: DataLoader<string, User | undefined> | undefined
 
   /**
-   * `lockInTransactions` (PostgreSQL): a user read inside a transaction is read FOR UPDATE, so
-   * two admins changing one user's grants at once take turns, and the second decides whether
-   * a grant was lost (and sessions must end) from the first one's result, not a stale row.
-   * SQLite has one writer at a time and no FOR UPDATE.
+   * PostgreSQL reads a user FOR UPDATE inside transactions, so two admins changing one user's
+   * grants take turns and the second sees the first's result. SQLite has one writer at a time.
    */
   constructor (
     private readonly db: Kysely<Database>,
@@ -79,7 +61,7 @@ export class UserRepository {
     if (!db.isTransaction) this.byId = new DataLoader((ids) => this.findByIds(ids), { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: setImmediate })
   }
 
-  /** Inserts unless the email exists; `undefined` means it was taken (also under a race). */
+  /** `undefined` means the email was taken (also under a race). */
   async create (user: NewUser, now: string): Promise<User | undefined> {
     const row = await this.db.insertInto('users')
       .values({
@@ -108,7 +90,6 @@ export class UserRepository {
     return row && toUser(row)
   }
 
-  /** The users of `ids`, in their order (undefined where there is none; duplicates allowed). */
   private async findByIds (ids: readonly string[]): Promise<Array<User | undefined>> {
     const unique = [...new Set(ids)]
     const rows = this.immediateRows?.(unique) ?? await this.db.selectFrom('users').selectAll().where('id', 'in', unique).execute()
@@ -122,7 +103,6 @@ export class UserRepository {
     return row && toUser(row)
   }
 
-  /** Oldest first (created_at, then id), so pages are stable. */
   async list (limit: number, offset: number): Promise<User[]> {
     const rows = await this.db.selectFrom('users').selectAll()
       .orderBy('created_at', 'asc').orderBy('id', 'asc')
@@ -136,7 +116,6 @@ export class UserRepository {
     return Number(row.total)
   }
 
-  /** `losesGrant`: the change takes a grant away, so a sign-in checked before it must not start a session. */
   async update (id: string, changes: UserChanges, now: string, losesGrant = false): Promise<User | undefined> {
     const row = await this.db.updateTable('users')
       .set((eb) => ({
@@ -153,16 +132,12 @@ export class UserRepository {
     return row && toUser(row)
   }
 
-  /** Records that the user proved the address; false when there is no such user. */
   async markEmailVerified (id: string, now: string): Promise<boolean> {
     const result = await this.db.updateTable('users').set({ email_verified: 1, updated_at: now }).where('id', '=', id).executeTakeFirst()
     return result.numUpdatedRows > 0n
   }
 
-  /**
-   * A second factor turned on or off changes how the user signs in, as a new password does: the
-   * version moves on, so a sign-in checked against the old one stores no session.
-   */
+  /** A second factor turned on or off is a credentials change, as a new password is. */
   async bumpCredentialsVersion (id: string, now: string): Promise<void> {
     await this.db.updateTable('users')
       .set((eb) => ({ updated_at: now, credentials_version: eb('credentials_version', '+', 1) }))
@@ -175,9 +150,8 @@ export class UserRepository {
   }
 
   /**
-   * A new password bumps the credentials version. With `expected`, the same password rehashed
-   * with today's parameters: a compare-and-set (a hash replaced meanwhile by a password change
-   * is kept) that leaves the version alone, since the password itself did not change.
+   * With `expected` (a rehash with today's parameters): a compare-and-set that keeps a hash
+   * replaced meanwhile, and leaves the version alone since the password did not change.
    */
   async setPasswordHash (id: string, passwordHash: string, now: string, expected?: string): Promise<void> {
     if (expected !== undefined) {

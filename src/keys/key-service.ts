@@ -11,7 +11,6 @@ import { generatePair, pemOf, type GeneratedPair, type PublicJwk } from './key-p
 import type { KeyRing, RingKeyMaterial } from './key-ring.js'
 import { currentKey, isStandby, keyState, promotable, relink, STANDBY, type KeyState } from './key-states.js'
 
-/** One key as GET /api/keys lists it. */
 export interface KeyEntry {
   kid: string
   alg: string
@@ -25,33 +24,28 @@ export interface KeyEntry {
 export interface KeyServiceOptions {
   store: Store
   config: KeysConfig & { accessTtl: number }
-  /** undefined under HS256: there are no keys then */
   ring: KeyRing | undefined
   envelope: Envelope | undefined
   audit: AuditSink
-  /** the channel key changes travel on between instances (src/keys/key-changes.ts) */
   changes: KeyChanges
   /** a key was revoked: tokens it signed that were verified and cached must be verified again */
   onRevoked: () => void
   log: Pick<CoreLogger, 'info' | 'warn'>
 }
 
-/** When a new key signs: this many ms after it is stored, or only once promoted (the standby). */
 type Activation = number | 'standby'
 
 const SYSTEM: RequestContext = { ip: 'system' }
 
 /**
- * The asymmetric signing keys: list, rotate and revoke (the API and the CLI call these; each
- * change is audited), the first key at start, automatic rotation, and the ring the token codec
- * reads, reloaded whenever any instance changes a key. Only keys of the configured JWT_ALG count:
- * changing it makes a new key sign and leaves the others unused.
+ * The asymmetric signing keys: list, rotate, revoke, rotation, and the ring the codec reads.
+ * Only keys of the configured JWT_ALG count: changing it makes a new key sign.
  */
 export class KeyService {
   private timer: NodeJS.Timeout | undefined
   private readonly handled = new Set<string>()
   private readonly lingerMs: number
-  /** the stored keys the ring was last built from: a catch-up that reads the same does nothing */
+  /** a catch-up that reads the same does nothing */
   private loaded = ''
 
   constructor (private readonly options: KeyServiceOptions) {
@@ -62,7 +56,6 @@ export class KeyService {
     return this.options.ring !== undefined
   }
 
-  /** Every stored key is checked against DATA_ENCRYPTION_KEYS before anything is created. */
   async start (): Promise<void> {
     const { ring, changes, config } = this.options
     if (ring === undefined) return
@@ -97,7 +90,6 @@ export class KeyService {
     return entries
   }
 
-  /** A new key, published now, signing after JWT_KEY_PUBLISH_LEAD. */
   async rotate (context: RequestContext, actorId?: string): Promise<KeyEntry> {
     if (!this.enabled) throw new SigningKeysDisabled()
     const key = await this.create(this.options.config.jwtKeyPublishLead * 1000, 'rotate') as StoredSigningKey
@@ -106,10 +98,8 @@ export class KeyService {
   }
 
   /**
-   * Unpublished and refused at once; a current key is replaced at once by the next key published
-   * longest (the standby, which every verifier already holds), or by a new key that signs at once;
-   * a new standby takes the place of one promoted or revoked. NotFound for an unknown or gone kid;
-   * revoking twice is no error.
+   * A current key is replaced at once by the standby, which every verifier already holds, or
+   * by a new key that signs at once; a new standby takes the place of one promoted or revoked.
    */
   async revoke (kid: string, context: RequestContext, actorId?: string): Promise<void> {
     if (!this.enabled) throw new SigningKeysDisabled()
@@ -134,7 +124,7 @@ export class KeyService {
     await this.signal({ kid, change: 'revoked' })
   }
 
-  /** JWT_KEY_ROTATION_INTERVAL: several instances may find it due at once; one of them rotates. */
+  /** Several instances may find it due at once; one of them rotates. */
   async rotateIfDue (): Promise<void> {
     const interval = this.options.config.jwtKeyRotationInterval
     if (interval === undefined) return
@@ -146,12 +136,10 @@ export class KeyService {
     if (key !== undefined) this.options.audit({ event: 'signing_key_rotated', detail: key.kid }, SYSTEM)
   }
 
-  /** The JWKS: next, current and previous public keys; none under HS256. */
   published (): PublicJwk[] {
     return this.options.ring?.published(Date.now()) ?? []
   }
 
-  /** Rebuilds the ring from the database (the codec reads it). */
   async reload (starting = false): Promise<void> {
     const { ring } = this.options
     if (ring === undefined) return
@@ -160,7 +148,6 @@ export class KeyService {
     this.loaded = loadedFrom(keys)
   }
 
-  /** A change made elsewhere that no broadcast brought, found in the stored keys themselves. */
   async catchUp (): Promise<void> {
     const { ring } = this.options
     if (ring === undefined) return
@@ -175,10 +162,6 @@ export class KeyService {
     return (await this.options.store.signingKeys.list()).filter((k) => k.alg === alg)
   }
 
-  /**
-   * What a revocation of `key` changes besides it: a revoked current key's successor (the next key
-   * to promote, else a new pair that signs at once), and a new standby when none would be left.
-   */
   private async replacementFor (key: StoredSigningKey, keys: StoredSigningKey[], now: number): Promise<{ promote?: string, create: Array<[GeneratedPair, Activation]> }> {
     const alg = this.options.ring?.alg ?? 'ES256'
     const others = keys.filter((k) => k.kid !== key.kid)
@@ -195,11 +178,8 @@ export class KeyService {
   }
 
   /**
-   * Stores a new key activating `activation` ms after its creation (or the standby) and links the chain.
-   * Two instances adding a key at once compete for the next `seq`; the loser of an automatic rotation
-   * (`afterSeq`: only if no key was added since that one), of the first key or of the standby creates
-   * nothing (undefined) once the winner's is there, the loser of a requested rotation takes the place
-   * after the winner's.
+   * Instances adding a key at once compete for the next `seq`; the loser of an automatic rotation,
+   * first key or standby creates nothing, the loser of a requested rotation goes after the winner.
    */
   private async create (activation: Activation, mode: 'first' | 'standby' | 'rotate' | 'auto', afterSeq?: number): Promise<StoredSigningKey | undefined> {
     const { ring, envelope, store } = this.options
@@ -224,7 +204,6 @@ export class KeyService {
     throw new Error('could not store a new signing key: other instances kept adding keys')
   }
 
-  /** Stores a key numbered `seq` (undefined when that number was just taken) and links the chain. */
   private async insertKey (tx: Store, pair: GeneratedPair, activation: Activation, seq: number): Promise<StoredSigningKey | undefined> {
     const { ring, envelope } = this.options as { ring: KeyRing, envelope: Envelope }
     const now = Date.now()
@@ -244,7 +223,6 @@ export class KeyService {
     return key
   }
 
-  /** Applies a key change here at once, then tells the other instances (instances without the broadcast find it in the table). */
   private async signal (change: KeyChange): Promise<void> {
     this.handled.add(`${change.kid}:${change.change}`)
     this.apply(change.change === 'revoked' ? change.kid : undefined)
@@ -252,7 +230,6 @@ export class KeyService {
     this.options.changes.announce(change)
   }
 
-  /** A key change made elsewhere: a revoked kid stops verifying now, the rest follows the reload. */
   private heard ({ kid, change }: KeyChange): void {
     if (this.handled.has(`${kid}:${change}`)) return
     this.handled.add(`${kid}:${change}`)
@@ -266,7 +243,6 @@ export class KeyService {
     this.options.onRevoked()
   }
 
-  /** The live keys opened with DATA_ENCRYPTION_KEYS; at start a key that does not open stops it, naming the setting. */
   private materials (keys: StoredSigningKey[], now: number, starting: boolean): RingKeyMaterial[] {
     const current = currentKey(keys, now)
     const out: RingKeyMaterial[] = []
@@ -288,7 +264,6 @@ export class KeyService {
   }
 }
 
-/** What a reload read, in a few words per key: the catch-up compares it with a fresh read. */
 function loadedFrom (keys: StoredSigningKey[]): string {
   return keys.map((k) => `${k.kid} ${k.activatesAt} ${k.retiresAt ?? ''} ${k.revokedAt ?? ''}`).join('\n')
 }

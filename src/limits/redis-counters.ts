@@ -2,10 +2,8 @@ import type { Redis, Result } from 'ioredis'
 import { MemoryCounterStore, type Counter, type CounterStore } from './throttle.js'
 
 /*
- * One round trip, atomic: counts a hit only while the count is under ARGV[2], so the check and
- * the hit cannot be split by another caller. The window starts at the first hit (PEXPIRE only
- * then), so every instance sees the same count and the same reset time. A key left without a
- * TTL (a crash between two calls cannot happen inside a script, but an operator's SET can) gets one.
+ * Atomic in one round trip; PEXPIRE only at the first hit, so every instance sees the same reset
+ * time. A key without a TTL (an operator's SET) gets one.
  */
 const RESERVE = `
 local count = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -43,13 +41,9 @@ declare module 'ioredis' {
   }
 }
 
-/**
- * Fixed-window counters in Redis, shared by every instance. Fails open: while Redis cannot
- * answer, each instance counts in its own memory (limits per instance rather than none, and
- * never a refused login because a cache is down), and goes back to Redis once it is ready.
- */
+/** Fails open to per-instance memory while Redis cannot answer: never a refused login because a cache is down. */
 export class RedisCounterStore implements CounterStore {
-  /** After a failed command (a Redis that hangs stays 'ready'), Redis is skipped until then. */
+  /** A Redis that hangs stays 'ready', so after a failed command it is skipped until then. */
   private skipUntil = 0
 
   constructor (
@@ -62,7 +56,6 @@ export class RedisCounterStore implements CounterStore {
     redis.defineCommand('gatehouseRelease', { numberOfKeys: 1, lua: RELEASE })
   }
 
-  /** Whether the counters are shared right now (false while Redis is unreachable). */
   get shared (): boolean {
     return this.redis.status === 'ready' && Date.now() >= this.skipUntil
   }
@@ -116,7 +109,6 @@ export class RedisCounterStore implements CounterStore {
     }
   }
 
-  /** A command failed or timed out: each request would wait the command timeout, so stop asking for a while. */
   private failed (): void {
     this.skipUntil = Date.now() + RETRY_AFTER_FAILURE_MS
   }

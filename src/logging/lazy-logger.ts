@@ -1,6 +1,5 @@
 import type { Bindings, ChildLoggerOptions, LogFn } from 'pino'
 
-/** What a request's logger is made from: pino's logger as Fastify holds it. */
 export interface ParentLogger {
   level: string
   child (bindings: Bindings, options?: ChildLoggerOptions): ParentLogger
@@ -14,10 +13,8 @@ export interface ParentLogger {
 }
 
 /**
- * A request's logger, made on first use. Fastify gives every request a pino child carrying its
- * request id, and pino serializes (and redacts) the bindings when the child is made: about 2 µs,
- * a tenth of what a whole GET /auth/verify costs, for a logger most requests never write to.
- * The line, when one is written, is the same.
+ * Made on first use: making a pino child serializes the bindings, a real share of a request's cost
+ * (docs/benchmarks.md), for a logger most requests never write to.
  */
 export class LazyChildLogger {
   #real: ParentLogger | undefined

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto'
 
-/** Ids one base serves before the next is drawn: the last 12 hex digits count them. */
 const PER_BASE = 2 ** 48
 
 /**
- * Request ids in the UUID form the logs and the 500 bodies show, without a random draw per
- * request: each generator draws a random UUID as its base and counts in its last 12 hex digits,
- * drawing a new base when the count wraps. An id names a request so its log lines can be found;
- * nothing relies on it being unpredictable, and randomUUID on every request cost about 0.5 µs.
+ * A random base, then a count: an id only names a request's log lines, nothing relies on it being
+ * unpredictable, and a draw per request costs (docs/benchmarks.md).
  */
 export function requestIdGenerator (): () => string {
   let base = ''

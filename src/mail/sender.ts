@@ -5,52 +5,41 @@ import type { MailTransport } from './transport.js'
 
 export interface SenderOptions {
   outbox: Pick<MailOutboxRepository, 'claim' | 'markSent' | 'reschedule' | 'abandon' | 'release' | 'deleteSettledBefore'>
-  /** none: production without SMTP_URL, where nothing is delivered and the sender never starts */
+  /** none: production without SMTP_URL */
   transport: MailTransport | undefined
   events: ServiceEvents
   log: Pick<CoreLogger, 'info' | 'warn'>
   clock?: () => number
-  /** how often the outbox is read when nothing wakes the sender (mail enqueued by another instance) */
   pollMs?: number
-  /** rows claimed, and delivered side by side, at once */
   batchSize?: number
-  /** a claimed row returns to the outbox after this if its sender died (it must outlast one delivery) */
+  /** must outlast one delivery: a claimed row returns after this if its sender died */
   leaseMs?: number
-  /** attempts after which a row is abandoned (150: with the backoff's 30 s steps, more than the age allows) */
   maxAttempts?: number
-  /** age after which a failing row is abandoned (1 h: every link and code in a mail has expired by then) */
+  /** every link and code in a mail has expired by then */
   maxAgeMs?: number
-  /** the longest wait between two attempts */
   maxBackoffMs?: number
-  /** how long `close` waits for deliveries under way (5 s: well inside the server's 10 s shutdown grace) */
+  /** inside the server's shutdown grace */
   closeTimeoutMs?: number
 }
 
 const DAY_MS = 86_400_000
-/** sent and abandoned rows (already emptied of content) are kept this long for the operator, then deleted */
 const SETTLED_RETENTION_MS = 7 * DAY_MS
 const PRUNE_EVERY_MS = 3_600_000
 
-/** What an SMTP failure says, for the outbox row and the log: code, reply code and message. */
 function describe (err: unknown): string {
   if (!(err instanceof Error)) return String(err)
   const { code, responseCode } = err as { code?: unknown, responseCode?: unknown }
   return [typeof code === 'string' ? code : '', typeof responseCode === 'number' ? String(responseCode) : '', err.message].filter(Boolean).join(' ')
 }
 
-/** The server refused the recipient for good (5xx to RCPT TO): trying again cannot help. */
 function permanent (err: unknown): boolean {
   const { code, responseCode } = err as { code?: unknown, responseCode?: unknown }
   return code === 'EENVELOPE' && typeof responseCode === 'number' && responseCode >= 500 && responseCode < 600
 }
 
 /**
- * Delivers the mail outbox; one per instance (every instance runs one, and their claims never
- * overlap). It reads the outbox about once a second and at once when `wake` is called after an
- * enqueue, delivers what it claimed side by side, and settles each row: sent (emptied),
- * rescheduled with exponential backoff (1 s doubling up to `maxBackoffMs`, jittered), or abandoned
- * with the reason once `maxAttempts` or `maxAgeMs` is reached. Nothing here ever runs inside a
- * request: an enqueue only writes a row, so SMTP's speed cannot change a request's answer or timing.
+ * Delivers the mail outbox, one per instance (claims never overlap), with jittered exponential
+ * backoff. Nothing runs inside a request, so SMTP's speed cannot change an answer or its timing.
  */
 export class MailSender {
   private readonly clock: () => number
@@ -80,30 +69,23 @@ export class MailSender {
     this.closeTimeoutMs = options.closeTimeoutMs ?? 5000
   }
 
-  /** Whether mail is delivered at all (false in production without SMTP_URL). */
   get enabled (): boolean {
     return this.options.transport !== undefined
   }
 
-  /** Starts reading the outbox; a no-op without a transport. */
   start (): void {
     if (this.started || this.closing || !this.enabled) return
     this.started = true
     this.schedule(0)
   }
 
-  /** A mail was enqueued (and committed) here: read the outbox now instead of at the next poll. */
   wake (): void {
     if (!this.started || this.closing) return
     if (this.running !== undefined) this.again = true
     else this.schedule(0)
   }
 
-  /**
-   * Stops reading the outbox and waits (up to `closeTimeoutMs`) for the deliveries under way to
-   * settle; rows claimed but not yet tried are released. A delivery still hanging after that is
-   * left to its lease, which returns the row to the outbox.
-   */
+  /** A delivery still hanging after `closeTimeoutMs` is left to its lease, which returns the row. */
   async close (): Promise<void> {
     this.closing = true
     clearTimeout(this.timer)
@@ -124,7 +106,7 @@ export class MailSender {
     this.timer.unref()
   }
 
-  /** Only ever scheduled while no pass runs: `wake` during a pass asks the running one to go again. */
+  /** `wake` during a pass asks the running one to go again. */
   private pass (): void {
     this.running = this.loop().finally(() => {
       this.running = undefined
@@ -136,13 +118,11 @@ export class MailSender {
     do {
       this.again = false
       const claimed = await this.claim()
-      // a full batch: more may be due at once
       if (claimed === this.batchSize) this.again = true
     } while (this.again && !this.closing)
     await this.prune()
   }
 
-  /** Claims one batch and delivers it; returns how many rows were claimed. */
   private async claim (): Promise<number> {
     const now = this.clock()
     let claimed: ClaimedMail[]
@@ -199,7 +179,6 @@ export class MailSender {
     log.warn({ mailId: mail.id, attempts: mail.attempts, reason: why, retryInMs: Math.round(delay) }, 'mail delivery failed; will retry')
   }
 
-  /** Now and then, settled rows past their retention go. */
   private async prune (): Promise<void> {
     const now = this.clock()
     if (now - this.prunedAt < PRUNE_EVERY_MS || this.closing) return

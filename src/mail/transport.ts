@@ -2,33 +2,23 @@ import type { MailConfig, SmtpSettings } from '../config/mail.js'
 import type { OutgoingMail } from '../db/mail-outbox.js'
 import type { CoreLogger } from '../logging/logger.js'
 
-/** Delivers one mail, or throws why not; the sender (src/mail/sender.ts) retries. */
 export interface MailTransport {
-  /** 'smtp' delivers; 'log' (development without SMTP_URL) writes the mail to the log */
   readonly kind: 'smtp' | 'log'
   send (mail: OutgoingMail): Promise<void>
   close (): void
 }
 
 export interface TransportOptions {
-  /**
-   * Extra certificate authorities (PEM) trusted for this server's certificate, besides Node's
-   * own (and NODE_EXTRA_CA_CERTS, which is how an operator adds a private CA). Tests pass the
-   * CA of the self-signed certificate they made.
-   */
+  /** Extra CAs (PEM) besides Node's own; tests pass their self-signed certificate's CA. */
   ca?: string
 }
 
-/** Bounds of one delivery: a server that stalls holds a sender slot this long at most, never a request. */
+/** A server that stalls holds a sender slot this long at most, never a request. */
 const CONNECTION_TIMEOUT_MS = 10_000
 const GREETING_TIMEOUT_MS = 10_000
 const SOCKET_TIMEOUT_MS = 30_000
 
-/**
- * nodemailer over SMTP, from explicit options: STARTTLS whenever the server offers it (and then
- * a bad certificate is an error, never a fallback to plaintext), mandatory with `requireTLS`;
- * certificates are always verified.
- */
+/** STARTTLS whenever offered, and then a bad certificate is an error, never a fallback to plaintext. */
 function smtpTransport (smtp: SmtpSettings, from: string, { ca }: TransportOptions): MailTransport {
   // nodemailer is loaded only when SMTP is configured; a start without it never needs it
   const transporter = import('nodemailer').then(({ createTransport }) => createTransport({
@@ -54,10 +44,7 @@ function smtpTransport (smtp: SmtpSettings, from: string, { ca }: TransportOptio
   }
 }
 
-/**
- * Development without SMTP_URL: the mail, link or code included, is written to the log, so the
- * flows can be tried with nothing else installed. Never built in production (createMailTransport).
- */
+/** Development without SMTP_URL: never built in production. */
 function logTransport (from: string, log: Pick<CoreLogger, 'warn'>): MailTransport {
   return {
     kind: 'log',
@@ -68,7 +55,6 @@ function logTransport (from: string, log: Pick<CoreLogger, 'warn'>): MailTranspo
   }
 }
 
-/** The transport SMTP_URL names; in development without it the log; in production without it none. */
 export function createMailTransport (mail: MailConfig, production: boolean, log: Pick<CoreLogger, 'warn'>, options: TransportOptions = {}): MailTransport | undefined {
   if (mail.smtp !== undefined) return smtpTransport(mail.smtp, mail.from, options)
   return production ? undefined : logTransport(mail.from, log)

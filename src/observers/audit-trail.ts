@@ -2,7 +2,6 @@ import { auditEventId, type AuditEntry, type AuditFilter } from '../db/audit-eve
 import type { Store } from '../db/store.js'
 import type { AuditSink } from '../events.js'
 
-/** The part of a pino logger the trail writes to. */
 export interface AuditLogger {
   info (fields: object, message: string): void
   error (fields: object, message: string): void
@@ -10,22 +9,16 @@ export interface AuditLogger {
 
 /** SQLite binds at most 32766 parameters per statement; 10 per row leaves room. */
 const BATCH_LIMIT = 500
-/** Rows waiting for a slow or failing database are held in memory up to this many; then dropped (and counted). */
 const PENDING_LIMIT = 50_000
 
 /**
- * Every audit event becomes a log line at once and a row in `audit_events` just after: rows
- * are queued and written in one insert per turn of the event loop, once the request that
- * caused them has been answered, so auditing adds no database round trip to a request and
- * a failed insert is logged, never the client's 500. The cost: an event recorded inside a
- * transaction that then rolls back is still persisted, and a crash can lose the last few
- * rows (the log line has them).
+ * Rows are written in one insert per turn, after the answer, so auditing adds no round trip to a
+ * request. The cost: a rolled-back event is still persisted; a crash can lose the last rows (not the log line).
  */
 export class AuditTrail {
   private queue: AuditEntry[] = []
   private scheduled = false
   private writing: Promise<void> = Promise.resolve()
-  /** rows queued or being written */
   private pending = 0
   private dropped = 0
 
@@ -60,10 +53,7 @@ export class AuditTrail {
     }
   }
 
-  /**
-   * One page, newest first. This instance's pending rows are written first, so an admin sees
-   * the events of every request already answered here.
-   */
+  /** This instance's pending rows are written first, so an admin sees every request already answered here. */
   async page (filter: AuditFilter, page: number, perPage: number): Promise<{ entries: AuditEntry[], total: number }> {
     await this.flush()
     const [entries, total] = await Promise.all([
@@ -73,7 +63,6 @@ export class AuditTrail {
     return { entries, total }
   }
 
-  /** Resolves once every event recorded so far is written (or its failure logged). */
   async flush (): Promise<void> {
     this.write()
     await this.writing

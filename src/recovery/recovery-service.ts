@@ -17,10 +17,8 @@ import { normalizeEmail } from '../accounts/users.js'
 
 export type CodePurpose = 'login' | 'verify_email'
 
-/** What a correct email code did: a sign-in (a session, or the second-factor challenge) or a confirmed address. */
 export type CodeOutcome = ({ purpose: 'login' } & SignInOutcome) | { purpose: 'verify_email' }
 
-/** An email code presented at verify-otp (`remember`: the cookie pair, for a sign-in). */
 export interface CodeAttempt { email: string, code: string, purpose: CodePurpose, remember?: boolean | undefined }
 
 export interface RecoveryServiceOptions {
@@ -32,32 +30,26 @@ export interface RecoveryServiceOptions {
   settings: Pick<RecoveryConfig, 'passwordReset' | 'emailOtp' | 'emailOtpMaxAttempts'>
   audit: AuditSink
   log: Pick<CoreLogger, 'warn'>
-  /** told once a transaction that queued mail has committed, so the sender delivers it at once */
   queued?: (() => void) | undefined
-  /** TOTP (ENABLE_TOTP): a reset needs a code, an email-code sign-in ends in the challenge */
   twoFactor?: TwoFactorService | undefined
-  /** the sign-in throttle: its record of the addresses each account signed in from */
   signIns?: FailureThrottle | undefined
   events?: ServiceEvents | undefined
 }
 
-/** What an unknown address is checked against, so it costs what a known one does (one reserve, one keyed hash, one comparison). */
+// an unknown address costs what a known one does (one reserve, one keyed hash, one comparison)
 const NO_USER = '00000000-0000-0000-0000-000000000000'
 const NO_HASH = '-'.repeat(43)
 
-/** Thrown inside a reset's transaction to roll it back: the recovery code was used meanwhile. */
 class RecoveryCodeSpent extends Error {}
 
-/** At most one reset mail per address in this window, whatever the requests (the further ones are silent). */
 const RESET_MAIL_WINDOW_MS = 60_000
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const minutes = (seconds: number) => Math.max(1, Math.round(seconds / 60))
 
 /**
- * Password reset by email and email codes (docs/recovery.md). Requests for a mail answer before
- * any work that depends on the address: the caller answers, then the lookup, the secret and the
- * outbox row happen here in the background, tracked so a shutdown waits for them (`settled`).
+ * Password reset by email and email codes (docs/recovery.md). The caller answers before any work
+ * that depends on the address, so timing tells nothing; that work is tracked for shutdown.
  */
 export class RecoveryService {
   private readonly pending = new Set<Promise<void>>()
@@ -72,7 +64,6 @@ export class RecoveryService {
   private readonly queued: () => void
   private readonly twoFactor: TwoFactorService | undefined
   private readonly signIns: FailureThrottle | undefined
-  /** wrong email codes per address, from every client address (EMAIL_OTP_ACCOUNT_MAX_FAILURES) */
   private readonly codeFailures: AccountBound
 
   constructor (options: RecoveryServiceOptions) {
@@ -91,7 +82,6 @@ export class RecoveryService {
     this.queued = options.queued ?? (() => {})
   }
 
-  /** forgot-password: queues a reset mail for an existing account, at most one per address per minute. */
   requestReset (email: string, context: RequestContext): void {
     const reset = this.settings.passwordReset
     if (reset === undefined) return
@@ -103,7 +93,7 @@ export class RecoveryService {
       if (!slot.allowed) return this.audit({ event: 'password_reset_requested', outcome: 'failure', userId: user.id, detail: 'one mail per minute' }, context)
       const token = newResetToken()
       const now = Date.now()
-      // the minute's allowance counts a mail written, not a request: a failed write gives it back (track logs it), so a retry goes out
+      // a failed write gives the allowance back, so a retry goes out
       await this.store.transaction(async (tx) => {
         await tx.oneTimeSecrets.issue({
           userId: user.id,
@@ -125,12 +115,8 @@ export class RecoveryService {
   }
 
   /**
-   * reset-password: one statement spends the token (of two requests with it, one wins), then in
-   * the same transaction the password changes, every session of the user ends, every other
-   * token and code of theirs is spent and a notice is queued. Nobody is signed in. A user with
-   * TOTP on adds a code: an attempt is reserved on the token *before* the code is checked, so
-   * concurrent codes cannot outrun EMAIL_OTP_MAX_ATTEMPTS, and a recovery code is spent only
-   * inside that transaction, after the token.
+   * One statement spends the token (of two requests, one wins). With TOTP, an attempt is reserved
+   * before the code is checked; a recovery code is spent only inside the transaction, after the token.
    */
   async resetPassword (token: string, newPassword: string, code: string | undefined, context: RequestContext): Promise<void> {
     const hash = this.secrets.resetHash(token)
@@ -159,11 +145,6 @@ export class RecoveryService {
     this.audit({ event: 'password_reset_completed', userId: changed }, context)
   }
 
-  /**
-   * The second factor a reset of a user with TOTP on needs (undefined for one without). Each
-   * missing or wrong code uses one of the token's attempts, reserved before the check; the one
-   * that uses the last spends the token.
-   */
   private async secondFactorOf (user: User, hash: string, code: string | undefined, context: RequestContext): Promise<FactorProof | undefined> {
     if (this.twoFactor === undefined || !await this.twoFactor.isEnabled(user.id)) return undefined
     const max = this.settings.emailOtpMaxAttempts
@@ -185,7 +166,6 @@ export class RecoveryService {
     throw new InvalidResetToken()
   }
 
-  /** send-otp: a fresh code for an existing account, replacing its previous code of that purpose. */
   requestCode (email: string, purpose: CodePurpose, context: RequestContext): void {
     const otp = this.settings.emailOtp
     if (otp === undefined) return
@@ -208,7 +188,6 @@ export class RecoveryService {
         }, true)
         await tx.mailOutbox.enqueue(emailCodeMail({ to: user.email, code, purpose, expiresInMinutes: minutes(otp.ttl) }))
       }).catch(async (err: unknown) => {
-        // the bound counts a mail written, as the reset's allowance does: a failed write gives its place back (track logs it)
         if (allowance === 'reserved') await this.counters.release(`code-mail:${normalized}`)
         throw err
       })
@@ -217,21 +196,15 @@ export class RecoveryService {
     })
   }
 
-  /**
-   * Whether a code mail may go to the account: always when asked for from an address it signed
-   * in from (so nobody elsewhere can stop the real user getting a code there), else within the
-   * per-account bound (EMAIL_OTP_ACCOUNT_MAX_MAILS), so nobody can flood the user's mailbox.
-   */
+  /** Always from an address the account signed in from, else within the bound: nobody can flood the mailbox. */
   private async mailAllowed (email: string, bound: { max: number, window: number }, context: RequestContext): Promise<'own' | 'reserved' | false> {
     if (await this.signIns?.isOwn(`login:${email}`, context.ip) === true) return 'own'
     return (await this.counters.reserve(`code-mail:${email}`, bound.max, bound.window * 1000)).allowed ? 'reserved' : false
   }
 
   /**
-   * verify-otp: an attempt is counted on the live code before it is compared, so concurrent
-   * guesses cannot outrun EMAIL_OTP_MAX_ATTEMPTS; the attempt that uses the last one spends it.
-   * Wrong codes also count per address across every client (EMAIL_OTP_ACCOUNT_MAX_FAILURES), an
-   * unknown address too, so a 429 tells nothing about which accounts exist.
+   * The attempt is counted before the comparison, so concurrent guesses cannot outrun the limit;
+   * an unknown address counts too, so a 429 tells nothing about which accounts exist.
    */
   async verifyCode ({ email, code, purpose, remember = false }: CodeAttempt, context: RequestContext): Promise<CodeOutcome> {
     const otp = this.settings.emailOtp
@@ -246,11 +219,7 @@ export class RecoveryService {
     return await this.codeAccepted(user, purpose, context, remember)
   }
 
-  /**
-   * Whether `code` is the user's live code of its purpose, spending it when right (or when the
-   * wrong guess used its last attempt). An unknown address (NO_USER) goes through the same
-   * statement, keyed hash and comparison, so its answer takes the time a known one's does.
-   */
+  /** An unknown address (NO_USER) runs the same statement and comparison, so it takes the same time. */
   private async codeMatches (userId: string, { code, purpose }: { code: string, purpose: CodePurpose }, maxAttempts: number): Promise<boolean> {
     const now = iso(Date.now())
     const reserved = await this.store.oneTimeSecrets.reserveAttempt(userId, purpose, maxAttempts, now)
@@ -269,7 +238,6 @@ export class RecoveryService {
       this.audit({ event: 'email_verified', actorId: user.id, userId: user.id }, context)
       return { purpose }
     }
-    // a user with TOTP on gets the mfa_required challenge instead of a session
     if (this.twoFactor !== undefined && await this.twoFactor.isEnabled(user.id)) {
       return { purpose, status: 'second_factor_required', challenge: await this.twoFactor.challenge(user, 'email', remember, context) }
     }
@@ -283,7 +251,6 @@ export class RecoveryService {
     throw new InvalidOtp()
   }
 
-  /** Runs `work` after the current turn (the answer goes first), logging its failure; `settled` waits for it. */
   private track (work: () => Promise<void>): void {
     const done: Promise<void> = new Promise<void>((resolve) => { setImmediate(resolve) })
       .then(work)
@@ -292,7 +259,6 @@ export class RecoveryService {
     this.pending.add(done)
   }
 
-  /** Resolves once every request taken so far has written its secret and mail (graceful shutdown). */
   async settled (): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending])
   }

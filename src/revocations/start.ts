@@ -5,8 +5,7 @@ import type { RevocationIndex } from './revocation-index.js'
 import { revocationChannel, revocationMessage, RevocationSync, type SyncFeed, type SyncLogger } from './revocation-sync.js'
 
 const PRUNE_INTERVAL_MS = 60_000
-// four times a second: a revocation reaches every instance well within the second allowed,
-// with room left for a busy event loop or a slow query (one small indexed read each time)
+// well within the second allowed (docs/benchmarks.md)
 const DEFAULT_POLL_MS = 250
 
 export interface RevocationOptions {
@@ -14,19 +13,12 @@ export interface RevocationOptions {
   store: Store
   config: Pick<Config, 'redisUrl' | 'redisPrefix' | 'revocationPollMs' | 'workers'>
   log: SyncLogger
-  /** the shared Redis connection, when REDIS_URL is set: revocations are broadcast through it */
   redis?: Redis | undefined
-  /** this instance's wall clock (ms since the epoch): what has expired is judged by it */
   clock?: () => number
-  /** the other changes kept in step by the same sync (the signing keys') */
   feeds?: SyncFeed[]
 }
 
-/**
- * Loads the live revocations into the index, keeps it in step with the other instances
- * (src/revocations/revocation-sync.ts) and prunes what has expired once a minute, from memory
- * and from the database. Resolves once the index is loaded; `close` stops it all.
- */
+/** Resolves once the index is loaded. */
 export async function startRevocations ({ index, store, config, log, redis, clock = Date.now, feeds }: RevocationOptions): Promise<{ close (): Promise<void> }> {
   const now = new Date(clock()).toISOString()
   for (const r of await store.revocations.listLive(now)) index.learn(r.sessionId, Date.parse(r.expiresAt))
@@ -36,8 +28,7 @@ export async function startRevocations ({ index, store, config, log, redis, cloc
     log,
     redis: redis && config.redisUrl ? { publisher: redis, url: config.redisUrl, channel: revocationChannel(config.redisPrefix) } : undefined,
     pollMs: config.revocationPollMs ?? DEFAULT_POLL_MS,
-    // every database is shared: PostgreSQL by nature, a SQLite file with WORKERS > 1 and with the
-    // command line, whose revocations a lone server must hear as well (REVOCATION_POLL_MS=0 opts out)
+    // every database is shared: a SQLite file too, with WORKERS > 1 and with the command line
     pollWithoutRedis: true,
     feeds
   })
@@ -60,11 +51,8 @@ export async function startRevocations ({ index, store, config, log, redis, cloc
 }
 
 /**
- * For a short-lived process (the command line): the revocations and feed changes it makes are
- * published once, at `close`, on a Redis connection of its own. Running servers subscribed to
- * Redis poll the database only while it is down, so they hear of these through it; without
- * REDIS_URL they read them from the database within a second. `close` rejects when Redis could
- * not take them (they are stored all the same).
+ * For the command line: its changes are published once, at `close`; servers without Redis read
+ * them from the database. `close` rejects when Redis could not take them.
  */
 export function deferRevocations ({ index, config, feeds = [] }: Pick<RevocationOptions, 'index' | 'config' | 'feeds'>): { close (): Promise<void> } {
   const { redisUrl, redisPrefix } = config

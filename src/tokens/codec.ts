@@ -9,35 +9,24 @@ export interface TokenCodec {
   verify (token: string, type: CodecTokenType, nowMs: number): unknown
 }
 
-/** The claims every token must carry for a verification to succeed. */
 export const REQUIRED_CLAIMS = ['exp', 'iat', 'iss', 'jti', 'sub', 'type', 'session_id', 'user_id']
 
-/**
- * RFC 9068's media type for access tokens: a verifier elsewhere that pins it refuses a refresh
- * token (same key and issuer) where an access token belongs. gatehouse itself tells the two apart
- * by the `type` claim and does not require the header, so tokens signed before it still verify.
- */
+/** A verifier that pins RFC 9068's type refuses a refresh token; gatehouse checks the `type` claim instead. */
 export const ACCESS_TOKEN_TYP = 'at+jwt'
 
-/** A protected header longer than this is not one gatehouse signed (it holds alg, typ and a 16-character kid). */
+/** gatehouse's own header holds alg, typ and a 16-character kid. */
 const MAX_HEADER_CHARS = 256
 const MAX_KID_CHARS = 64
 
 export interface CodecOptions {
-  /** JWT_AUDIENCE: signed into access tokens and required of them */
   audience?: string | undefined
-  /** the asymmetric keys of access tokens (JWT_ALG other than HS256); HS256 under JWT_SECRET without */
   ring?: KeyRing | undefined
 }
 
 /**
- * fast-jwt with RFC 8725's pins: one algorithm per verifier (fast-jwt accepts every algorithm the
- * key allows unless told), the issuer and the claims we rely on required. Refresh tokens are always
- * HS256 under JWT_SECRET; access tokens too unless a key ring is given, whose keys are chosen by
- * `kid` among the keys gatehouse holds — never fetched from anything a token names (`jku`, `x5u`,
- * `jwk` are not read). No cache here: fast-jwt's would also keep failures, keyed by whatever an
- * attacker sends; TokenIssuer caches successes itself.
- * @see https://github.com/nearform/fast-jwt
+ * RFC 8725's pins: one algorithm per verifier, issuer and claims required; keys chosen by `kid`
+ * among those held, never fetched from a token (`jku`, `x5u`, `jwk`). No fast-jwt cache: it would
+ * keep failures, keyed by whatever an attacker sends.
  */
 export function createTokenCodec (secret: string, issuer: string, { audience, ring }: CodecOptions = {}): TokenCodec {
   const withAudience = audience === undefined ? {} : { aud: audience }
@@ -69,7 +58,6 @@ export function createTokenCodec (secret: string, issuer: string, { audience, ri
   }
 }
 
-/** The `kid` of a token's protected header, read with bounded work; a token without one is refused. */
 function kidOf (token: string): string {
   const dot = token.indexOf('.')
   if (dot <= 0 || dot > MAX_HEADER_CHARS) throw new Error('malformed header')

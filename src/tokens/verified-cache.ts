@@ -2,28 +2,19 @@ import type { Claims } from './claims.js'
 
 interface Entry { token: string, claims: Claims, expiresAtMs: number, bytes: number }
 
-/** What an entry costs beyond its token's characters: the claims object and the Map slot. */
 const ENTRY_OVERHEAD_BYTES = 512
 
 export interface CacheLimits { maxEntries: number, maxBytes: number }
 
 /**
- * The characters of a token's end its entry is filed under: the last 32 characters of its
- * signature, 192 bits that no two tokens this service signs share. A Map keyed by the whole
- * token hashed its 600 characters on every request, as each arrives as a new string; a hit is
- * then confirmed by comparing the whole token, so a forgery that copies a real token's end is a
- * miss like any other.
+ * Filed under the signature's last 32 characters (192 bits, docs/benchmarks.md); a hit is then
+ * confirmed against the whole token, so a forgery copying a real token's end is a miss.
  */
 const KEY_LENGTH = 32
 
 const keyOf = (token: string): string => token.slice(-KEY_LENGTH)
 
-/**
- * Tokens that verified: a hit is one Map lookup and one string comparison, no cryptography.
- * Only successes are stored (an attacker's forgeries never are), so every entry is a token this
- * service signed; bounded by entries and by bytes all the same, the oldest leaving first. An
- * entry is never served at or after its token's exp.
- */
+/** Only successes are stored, so an attacker's forgeries never are; never served at or after exp. */
 export class VerifiedTokenCache {
   private readonly entries = new Map<string, Entry>()
   private totalBytes = 0
@@ -39,7 +30,6 @@ export class VerifiedTokenCache {
     return undefined
   }
 
-  /** True when `token` is one that verified here (expired or not): a well-formed token, as it was signed. */
   has (token: string): boolean {
     return this.entries.get(keyOf(token))?.token === token
   }
@@ -58,7 +48,6 @@ export class VerifiedTokenCache {
     this.totalBytes += bytes
   }
 
-  /** Forgets every entry (a signing key was revoked: what it signed must be verified again). */
   clear (): void {
     this.entries.clear()
     this.totalBytes = 0

@@ -14,19 +14,16 @@ import { MFA_METHODS, type MfaMethod } from '../../schemas/two-factor.js'
 import { secondFactorStrength, type Claims, type SignInMethod } from '../tokens/claims.js'
 import { matchingStep, newTotpSecret, otpauthUri, qrSvg } from './totp.js'
 
-/** A challenge lives this long and takes this many wrong codes. */
 export const CHALLENGE_TTL_SECONDS = 300
 export const CHALLENGE_MAX_ATTEMPTS = 5
 const RECOVERY_CODES = 10
-/** 32 letters and digits without 0/o, 1/l/i: ten of them carry 50 bits */
+// no 0/o, 1/l/i: ten of these carry 50 bits
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'
 
-/** A second factor given with a request: a current TOTP code or a recovery code. */
 export interface FactorProof { code?: string | undefined, recoveryCode?: string | undefined }
 
 export interface Enrolment { secret: string, otpauthUri: string, qrSvg: string }
 
-/** A right first factor of a user with a second one: the challenge that finishes the sign-in (the body is schemas/two-factor.ts MfaChallenge). */
 export interface SecondFactorChallenge { mfaToken: string, expiresIn: number, methods: readonly MfaMethod[] }
 
 export interface TwoFactorOptions {
@@ -34,44 +31,33 @@ export interface TwoFactorOptions {
   hasher: PasswordHasher
   sessions: SessionService
   envelope: Envelope
-  /** DATA_ENCRYPTION_KEYS, the first the current one: recovery codes are keyed with a key derived from it */
   dataKeys: DataKey[]
   throttles: AuthThrottles
-  /** wrong second-factor codes per account, from every address (SECOND_FACTOR_MAX_FAILURES) */
   bound: AccountBound
   audit: AuditSink
-  /** TOTP_ISSUER */
   issuer: string
-  /** whether a notice mail is queued for each change (mail configured) */
   notify: boolean
-  /** told once a transaction that queued mail has committed */
   queued: () => void
-  /** this instance's wall clock, ms: which time step is current */
   clock: () => number
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** What a recovery code's HMAC is taken of: bound to its user, without case, dashes or spaces, as people type them. */
 function recoveryInput (userId: string, code: string): string {
   return `recovery\0${userId}\0${code.toLowerCase().replace(/[\s-]/g, '')}`
 }
 
-/** Ten recovery codes, `xxxxx-xxxxx`, uniformly drawn. */
 function newRecoveryCodes (): string[] {
   const one = () => Array.from({ length: 10 }, () => RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)]).join('')
   return Array.from({ length: RECOVERY_CODES }, () => one().replace(/^(.{5})/, '$1-'))
 }
 
 /**
- * TOTP two-factor sign-in (docs/two-factor.md). The secret is sealed with DATA_ENCRYPTION_KEYS,
- * bound to its user; recovery codes and challenge tokens are kept as HMACs under a key derived
- * from JWT_SECRET for this use alone. Each time step is accepted once per user by one
- * conditional update of the factor's last step, so concurrent requests with one code get one success.
+ * TOTP two-factor sign-in (docs/two-factor.md). Each time step is accepted once per user by one
+ * conditional update, so concurrent requests with one code get one success.
  */
 export class TwoFactorService {
   private readonly hash: KeyedHash
-  /** one keyed hash per data encryption key, the current one first */
   private readonly recoveryKeys: Array<{ id: string, hash: KeyedHash }>
 
   constructor (private readonly options: TwoFactorOptions, jwtSecret: string) {
@@ -79,12 +65,10 @@ export class TwoFactorService {
     this.recoveryKeys = options.dataKeys.map(({ id, key }) => ({ id, hash: new KeyedHash(key, 'gatehouse recovery codes') }))
   }
 
-  /** Whether the user signs in with a second factor (an active one; a pending factor does not count). */
   async isEnabled (userId: string): Promise<boolean> {
     return (await this.options.store.totp.find(userId))?.state === 'active'
   }
 
-  /** enable-2fa: a pending factor, replacing a pending one; refused once a factor is active. */
   async enroll (caller: Claims, password: string, context: RequestContext): Promise<Enrolment> {
     const user = await this.checkPassword(caller, password, context)
     if (await this.isEnabled(user.id)) throw new TotpAlreadyEnabled()
@@ -95,10 +79,6 @@ export class TwoFactorService {
     return { secret, otpauthUri: uri, qrSvg: await qrSvg(uri) }
   }
 
-  /**
-   * verify-2fa with an access token: the first code makes the pending factor active, ten recovery
-   * codes replace any old ones, every other session of the user ends and this one continues at aal2.
-   */
   async activate (caller: Claims, code: string, context: RequestContext): Promise<{ recoveryCodes: string[], pair: TokenPair }> {
     const { store, sessions } = this.options
     const user = await store.users.findById(caller.user_id)
@@ -127,7 +107,6 @@ export class TwoFactorService {
     return { recoveryCodes, pair }
   }
 
-  /** A right first factor of a user with TOTP on: no session, a challenge (the 403 mfa_required answer) instead. */
   async challenge (user: User, method: SignInMethod, remember: boolean, context: RequestContext): Promise<SecondFactorChallenge> {
     const token = randomBytes(32).toString('base64url')
     const now = Date.now()
@@ -143,12 +122,7 @@ export class TwoFactorService {
     return { mfaToken: token, expiresIn: CHALLENGE_TTL_SECONDS, methods: MFA_METHODS }
   }
 
-  /**
-   * verify-2fa with an mfa_token: an attempt is reserved on the challenge before the code is
-   * checked, and the check runs inside the login throttle of the user's email, so wrong codes
-   * count as failed sign-ins (and a right one completes the sign-in the password began), and
-   * against the account's bound. The fifth wrong code spends the challenge.
-   */
+  /** The attempt is reserved before the code is checked; wrong codes count as failed sign-ins. */
   async completeChallenge (mfaToken: string, proof: FactorProof, context: RequestContext): Promise<{ pair: TokenPair, remember: boolean }> {
     const { store } = this.options
     const reserved = await store.totp.reserveChallenge(this.mac(`challenge\0${mfaToken}`), CHALLENGE_MAX_ATTEMPTS, iso(Date.now()))
@@ -164,7 +138,6 @@ export class TwoFactorService {
     return { pair, remember: reserved.remember }
   }
 
-  /** recovery-codes: a new set of ten; the old set is void. */
   async regenerateRecoveryCodes (caller: Claims, password: string, code: string, context: RequestContext): Promise<string[]> {
     const user = await this.checkPassword(caller, password, context)
     if (!await this.provesCounted(user, { code }, context)) return this.failed(user.id, 'wrong code', context)
@@ -178,21 +151,18 @@ export class TwoFactorService {
     return recoveryCodes
   }
 
-  /** disable-2fa: the factor, its recovery codes and open challenges go. */
   async disable (caller: Claims, password: string, proof: FactorProof, context: RequestContext): Promise<void> {
     const user = await this.checkPassword(caller, password, context)
     if (!await this.provesCounted(user, proof, context)) return this.failed(user.id, 'wrong code', context)
     await this.remove(user, user.id, context)
   }
 
-  /** DELETE /api/users/:id/2fa: a superuser removes a user's factor (a lost phone and codes). */
   async disableFor (actorId: string, userId: string, context: RequestContext): Promise<void> {
     const user = await this.options.store.users.findById(userId)
     if (user === undefined) throw new NotFound('User not found')
     await this.remove(user, actorId, context)
   }
 
-  /** Whether `proof` is a current unused TOTP code or an unused recovery code of the user (using it). */
   async proves (userId: string, proof: FactorProof): Promise<boolean> {
     const { store } = this.options
     const factor = await store.totp.find(userId)
@@ -206,18 +176,14 @@ export class TwoFactorService {
     return await store.totp.useRecoveryCode(userId, this.recoveryCandidates(userId, proof.recoveryCode), iso(nowMs))
   }
 
-  /** `proves`, inside the login throttle of the user's email (a wrong code counts as a failed sign-in) and the account's bound. */
   private async provesCounted (user: User, proof: FactorProof, context: RequestContext): Promise<boolean> {
     const { ok } = await this.options.throttles.login.attempt(`login:${user.email}`, context.ip, async () => ({ ok: await this.provesBounded(user, proof) }))
     return ok
   }
 
   /**
-   * A check of the second factor against the account's bound, the place reserved before the
-   * check. Once the bound is reached a six-digit code is refused unchecked (429), so guessing
-   * gains nothing; a recovery code (50 random bits, out of a guesser's reach) is still checked —
-   * the real user's way past the lock — and a wrong one gets the same 429. The failure that
-   * reaches the bound tells the user by mail.
+   * Past the bound a six-digit code is refused unchecked (429), so guessing gains nothing; a
+   * recovery code (50 random bits) is still checked: the real user's way past the lock.
    */
   private async provesBounded (user: User, proof: FactorProof, check = async () => await this.proves(user.id, proof)): Promise<boolean> {
     const { bound } = this.options
@@ -241,10 +207,8 @@ export class TwoFactorService {
   }
 
   /**
-   * reset-password's second factor (six digits: a TOTP code, anything else a recovery code),
-   * against the account's bound. A TOTP code is used now; a recovery code is only looked up, and
-   * spent by `spendRecoveryCode` in the reset's own transaction, once its token is claimed: the
-   * loser of two racing resets keeps its code. Undefined when missing or wrong.
+   * A recovery code is only looked up here and spent in the reset's own transaction, once its
+   * token is claimed: the loser of two racing resets keeps its code.
    */
   async checkResetCode (user: User, code: string | undefined): Promise<FactorProof | undefined> {
     if (code === undefined) return undefined
@@ -255,12 +219,10 @@ export class TwoFactorService {
     return await this.provesBounded(user, proof, check) ? proof : undefined
   }
 
-  /** Spends a recovery code `checkResetCode` accepted, in the caller's transaction; false when it was used meanwhile. */
   async spendRecoveryCode (tx: Store, userId: string, code: string): Promise<boolean> {
     return await tx.totp.useRecoveryCode(userId, this.recoveryCandidates(userId, code), iso(this.options.clock()))
   }
 
-  /** No factor, no change: nothing is mailed or audited (a superuser's DELETE on a user without one). */
   private async remove (user: User, actorId: string, context: RequestContext): Promise<void> {
     const removed = await this.options.store.transaction(async (tx) => {
       if (!await tx.totp.remove(user.id)) return false
@@ -307,21 +269,14 @@ export class TwoFactorService {
     return this.options.envelope.open(sealed, `totp:${userId}`).toString('utf8')
   }
 
-  /**
-   * A recovery code as stored: `k:<key id>:<HMAC>` under the current data encryption key, so a
-   * JWT_SECRET rotation leaves it working. Codes are compared without case, dashes or spaces.
-   */
+  /** Keyed by the current data encryption key, so a JWT_SECRET rotation leaves codes working. */
   private recoveryHash (userId: string, code: string): string {
     const [current] = this.recoveryKeys
     if (current === undefined) throw new Error('TOTP needs DATA_ENCRYPTION_KEYS')
     return `k:${current.id}:${current.hash.of(recoveryInput(userId, code))}`
   }
 
-  /**
-   * Every form a stored code of this text may have: under each data encryption key (a retired key
-   * stays listed until its codes are replaced), and — for sets made before keys were used — the
-   * bare HMAC under the JWT_SECRET key, which keeps verifying until used or replaced.
-   */
+  /** Sets made before data keys were used stay as a bare HMAC under the JWT_SECRET key. */
   private recoveryCandidates (userId: string, code: string): string[] {
     const input = recoveryInput(userId, code)
     return [...this.recoveryKeys.map(({ id, hash }) => `k:${id}:${hash.of(input)}`), this.mac(input)]

@@ -14,14 +14,12 @@ interface SchemaNode {
   anyOf?: SchemaNode[]
   oneOf?: SchemaNode[]
   format?: string
-  /** ajv-errors' override, read to place one written for `required` */
   errorMessage?: unknown
 }
 interface Failure { tag: string, message: string }
 interface Place { node?: SchemaNode, rank: number[], required: boolean }
 interface Field extends Place { name: string, path: string[], failures: Failure[] }
 
-/** `/address/city` + `zip` → [address, city, zip]: JSON names (pointer escapes decoded), array items by index. */
 function pathOf (error: ErrorObject, schema: SchemaNode | undefined): string[] {
   const path = error.instancePath.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
   const named = error.keyword === 'errorMessage' ? replacedRequired(error, locate(schema, path).node) : error
@@ -30,11 +28,7 @@ function pathOf (error: ErrorObject, schema: SchemaNode | undefined): string[] {
   return path
 }
 
-/**
- * ajv-errors reports an override where its `errorMessage` is written. One for `required` is
- * written on the object (`errorMessage: { required: { zip: '…' } }`) but is about the missing
- * property, which the error it replaced names.
- */
+/** An override for `required` is written on the object but is about the missing property. */
 function replacedRequired (error: ErrorObject, node: SchemaNode | undefined): ErrorObject | undefined {
   const [replaced] = error.params.errors as ErrorObject[]
   const message = node?.errorMessage
@@ -42,13 +36,9 @@ function replacedRequired (error: ErrorObject, node: SchemaNode | undefined): Er
   return forRequired && replaced?.keyword === 'required' ? replaced : undefined
 }
 
-/** An error from inside a branch of a `oneOf`: the `oneOf` itself reports the failure (below). */
 const IN_ONE_OF = /\/oneOf\/\d+\//
 
-/**
- * The fields an error is about. A `oneOf` of branches that each require properties ("exactly one of
- * `code` and `recovery_code`") is about those properties: its message is reported under each.
- */
+/** A `oneOf` of branches that each require properties is reported under each of them. */
 function pathsOf (error: ErrorObject, schema: SchemaNode | undefined): string[][] {
   const path = pathOf(error, schema)
   const replaced = error.keyword === 'errorMessage' ? (error.params.errors as ErrorObject[])[0] : error
@@ -58,7 +48,6 @@ function pathsOf (error: ErrorObject, schema: SchemaNode | undefined): string[][
   return branches.every((branch) => (branch.required ?? []).length > 0) ? named.map((name) => [...path, name]) : [path]
 }
 
-/** The schema node a key leads to, looking through omitEmpty's else and a union's branches. */
 function childOf (node: SchemaNode | undefined, key: string): { node?: SchemaNode, rank: number, required: boolean } {
   if (node === undefined) return { rank: Infinity, required: false }
   const keys = node.properties === undefined ? [] : Object.keys(node.properties)
@@ -71,10 +60,6 @@ function childOf (node: SchemaNode | undefined, key: string): { node?: SchemaNod
   return { rank: Infinity, required: false }
 }
 
-/**
- * Where a field sits: its properties' positions in the schema, so errors follow the schema's
- * order (unknown fields last), and whether its object requires it.
- */
 function locate (schema: SchemaNode | undefined, path: string[]): Place {
   let node = schema
   let required = false
@@ -104,30 +89,23 @@ function valueAt (data: unknown, path: string[]): unknown {
   return value
 }
 
-/** The value as text for `details`; any property named like a password inside it is blanked too. */
+/** Any property named like a password is blanked. */
 function stringify (value: unknown): string {
   if (value === undefined) return ''
   const text = typeof value === 'string' ? value : JSON.stringify(value, (key, v: unknown) => (PASSWORD_FIELD.test(key) ? '' : v))
   return text.length > MAX_VALUE ? Array.from(text.slice(0, 2 * MAX_VALUE)).slice(0, MAX_VALUE).join('') : text
 }
 
-/** The request part whose validation failed. */
 export interface FailedPart {
-  /** the part (`body`, `querystring`, `params`): the field name of an error about the whole part */
   context: string
-  /** the part's value as the request sent it */
   data: unknown
-  /** with `details` (VALIDATION_ERROR_DETAILS) */
   withDetails: boolean
-  /** the route's schema for this part: it orders the fields and marks password-format fields */
   schema?: unknown
 }
 
 /**
- * Ajv's errors → the 422 body's `{field: [messages]}` (docs/api.md), fields in the schema's
- * order. Every failing rule of every field is kept, except that an absent or blank required
- * value reports only `required`: the other rules have nothing to say about a value that is not
- * there. A schema's own `errorMessage` (ajv-errors) is used as written instead of the template.
+ * Ajv's errors → the 422 body (docs/api.md), in the schema's order. An absent or blank required
+ * value reports only `required`: the other rules have nothing to say about a missing value.
  */
 export function toValidationFailed (errors: ErrorObject[], { context, data, withDetails, schema }: FailedPart): ValidationFailed {
   const fields = new Map<string, Field>()
@@ -148,7 +126,6 @@ function addFailure (fields: Map<string, Field>, error: ErrorObject, path: strin
   fields.set(name, field)
 }
 
-/** The fields in the schema's order, an absent value reporting `required` only. */
 function answer (fields: Map<string, Field>, data: unknown, withDetails: boolean): ValidationFailed {
   const sorted = [...fields.values()].sort((a, b) => compareRanks(a.rank, b.rank))
 
