@@ -79,6 +79,8 @@ t.test('a rotation and a revocation travel on the signing-keys channel, never as
   const first = kidOf(token)
   t.equal((await b.inject({ method: 'GET', url: '/auth/me', headers: authHeader(token) })).statusCode, 200, 'control: b takes a\'s token (and caches it)')
 
+  // the standby (a next key that signs only once promoted) was created at the first start
+  const standby = (await a.services.keys.list()).find((k) => k.kid !== first && k.state === 'next')?.kid
   const next = await a.services.keys.rotate(CLI)
   const published = async () => (await b.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys.map((k: { kid: string }) => k.kid)
   const start = Date.now()
@@ -91,9 +93,10 @@ t.test('a rotation and a revocation travel on the signing-keys channel, never as
 
   t.same(heard, [
     [`${prefix}signing-keys`, { kid: first, change: 'created' }],
+    [`${prefix}signing-keys`, { kid: standby, change: 'created' }],
     [`${prefix}signing-keys`, { kid: next.kid, change: 'created' }],
     [`${prefix}signing-keys`, { kid: first, change: 'revoked' }]
-  ], 'the first key, the rotation and the revocation, each once, on the keys\' channel only')
+  ], 'the first key, the standby, the rotation and the revocation, each once, on the keys\' channel only')
   t.same(await a.store.revocations.listAfter(0), [], 'no key change is stored as a revocation')
 })
 

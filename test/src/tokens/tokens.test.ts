@@ -59,6 +59,7 @@ async function get (app: FastifyInstance, url: string, headers: Record<string, s
 }
 
 const INVALID = { error: 'Unauthorized', message: 'The token is invalid', code: 'token_invalid' }
+const MISSING = { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' }
 
 function challenge (message: string): string {
   return `Bearer realm="gatehouse", error="invalid_token", error_description="${message}"`
@@ -66,7 +67,9 @@ function challenge (message: string): string {
 
 function assertRefused (t: Test, res: LightMyRequestResponse, body: typeof INVALID, url: string): void {
   t.equal(res.statusCode, 401, `${url} status`)
-  t.equal(res.headers['www-authenticate'], challenge(body.message), `${url} WWW-Authenticate`)
+  // RFC 6750 §3.1: a request with no credential gets the bare challenge, no error code
+  const expected = body.code === 'token_missing' ? 'Bearer realm="gatehouse"' : challenge(body.message)
+  t.equal(res.headers['www-authenticate'], expected, `${url} WWW-Authenticate`)
   t.same(res.json(), body, `${url} body`)
 }
 
@@ -160,10 +163,10 @@ t.test('a malformed token is refused as invalid', async (t) => {
   }
 })
 
-t.test('a Bearer scheme with no token after it is refused as invalid', async (t) => {
+t.test('a Bearer scheme with no token after it is refused as missing (token_missing)', async (t) => {
   const s = await signedIn(t)
   for (const authorization of ['Bearer', 'Bearer ', 'Bearer    ']) {
-    await assertRefusedEverywhere(t, s, { authorization })
+    await assertRefusedEverywhere(t, s, { authorization }, MISSING)
   }
 })
 
