@@ -1,24 +1,8 @@
-import t, { type Test } from 'tap'
-import { ConfigError, loadConfig } from '../../../src/config/config.js'
+import t from 'tap'
 import { isLoopback, mailConfigured } from '../../../src/config/mail.js'
-import { tempDir, TEST_SECRET } from '../../helper.js'
+import { errorOf, load } from './support.js'
 
 const PRODUCTION_SECRET = 'hXK0Dn4oICBmT860JonwhNbrAU/mliZVZw7hYCVxt+x7NfL/'
-
-function load (t: Test, values: Record<string, unknown>) {
-  return loadConfig({ fromEnvironment: false, values: { DATA_DIR: tempDir(t), JWT_SECRET: TEST_SECRET, ...values } })
-}
-
-function errorOf (t: Test, values: Record<string, unknown>): string {
-  try {
-    load(t, values)
-  } catch (err) {
-    t.type(err, ConfigError)
-    return (err as Error).message
-  }
-  t.fail(`expected a ConfigError for ${JSON.stringify(values)}`)
-  return ''
-}
 
 t.test('by default no SMTP server is set and mail comes from gatehouse <no-reply@localhost>', async (t) => {
   const config = load(t, {})

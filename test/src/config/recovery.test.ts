@@ -1,24 +1,8 @@
-import t, { type Test } from 'tap'
-import { ConfigError, loadConfig } from '../../../src/config/config.js'
-import { tempDir, TEST_SECRET } from '../../helper.js'
+import t from 'tap'
+import { errorOf, load } from './support.js'
 
 const STRONG_SECRET = 'k4J9x2Qw7Lm3Pz8Rt6Vb1Nc5Hy0Gd-Fs_ErTyUiOp'
 const PRODUCTION = { APP_ENV: 'production', JWT_SECRET: STRONG_SECRET }
-
-function load (t: Test, values: Record<string, unknown>) {
-  return loadConfig({ fromEnvironment: false, values: { DATA_DIR: tempDir(t), JWT_SECRET: TEST_SECRET, ...values } })
-}
-
-function errorOf (t: Test, values: Record<string, unknown>): string {
-  try {
-    load(t, values)
-  } catch (err) {
-    t.type(err, ConfigError)
-    return (err as Error).message
-  }
-  t.fail(`expected a ConfigError for ${JSON.stringify(values)}`)
-  return ''
-}
 
 t.test('recovery is off by default, with the documented lifetimes and mail rate', async (t) => {
   const config = load(t, {})
