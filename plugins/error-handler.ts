@@ -8,6 +8,24 @@ import {
 import { IdParams } from '../schemas/common.js'
 import { toValidationFailed } from '../src/validation/index.js'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * What an error answers (status, catalogue code, message, field messages), as the one
+     * handler works it out; undefined for an unexpected failure (a 500). The portal's pages show
+     * the same answer as HTML.
+     */
+    errorAnswerOf (error: Error, request: FastifyRequest): ErrorAnswer | undefined
+  }
+}
+
+export interface ErrorAnswer {
+  status: number
+  code: ErrorCode
+  message: string
+  errors?: Record<string, string[]>
+}
+
 /** Errors raised by Fastify, its plugins and Node's HTTP parser, as the catalogue codes they answer. */
 const FOREIGN_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
@@ -140,15 +158,25 @@ export default fp(async function errorHandlerPlugin (fastify: FastifyInstance) {
     return reply.code(status).send(body)
   }
 
-  function handle (error: FastifyError | Thrown, request: FastifyRequest, reply: FastifyReply) {
+  /** Validation and router errors as the catalogued errors they answer. */
+  function normalized (error: FastifyError | Thrown, request: FastifyRequest): Thrown {
     if ('validation' in error && error.validation) {
       const part = error.validationContext ?? 'body'
       const data = part === 'body' ? request.body : part === 'querystring' ? request.query : request.params
       const schema = (request.routeOptions.schema as Record<string, unknown> | undefined)?.[part]
-      error = toValidationFailed(error.validation as never, { context: part, data, withDetails, schema })
-    } else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-      error = overLongId(request) ?? error
+      return toValidationFailed(error.validation as never, { context: part, data, withDetails, schema })
     }
+    return error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? overLongId(request) ?? error : error
+  }
+
+  fastify.decorate('errorAnswerOf', function (error: Error, request: FastifyRequest): ErrorAnswer | undefined {
+    const thrown = normalized(error as Thrown, request)
+    const answer = answerOf(thrown)
+    return answer !== undefined && thrown instanceof ValidationFailed ? { ...answer, errors: thrown.errors } : answer
+  })
+
+  function handle (thrown: FastifyError | Thrown, request: FastifyRequest, reply: FastifyReply) {
+    const error = normalized(thrown, request)
     const answer = answerOf(error)
     if (answer === undefined) {
       request.log.error({ err: error }, 'request failed')

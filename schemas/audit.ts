@@ -30,7 +30,9 @@ export const AUDIT_EVENTS = [
   'totp_enabled',
   'totp_disabled',
   'totp_failed',
-  'recovery_codes_regenerated'
+  'recovery_codes_regenerated',
+  'return_url_refused',
+  'redirect_loop_detected'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

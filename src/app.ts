@@ -15,6 +15,9 @@ import rateLimitPlugin from '../plugins/rate-limit.js'
 import securityPlugin from '../plugins/security.js'
 import serializersPlugin from '../plugins/serializers.js'
 import openapiPlugin from '../plugins/openapi.js'
+import portalErrorsPlugin from '../plugins/portal-errors.js'
+import portalSessionPlugin from '../plugins/portal-session.js'
+import portalPlugin from '../plugins/portal.js'
 import servicesPlugin from '../plugins/services.js'
 import validationPlugin from '../plugins/validation.js'
 import apiRoutes from '../routes/api/index.js'
@@ -23,6 +26,7 @@ import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
 import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
+import portalRoutes from '../routes/portal/index.js'
 import type { Config } from './config/config.js'
 import { lazyChildLoggerFactory } from './logging/lazy-logger.js'
 import { loggerOptions, type LogStream } from './logging/logger.js'
@@ -100,5 +104,15 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   if (config.metrics !== undefined) await app.register(metricsRoutes)
   await app.register(authRoutes, { prefix: '/auth' })
   await app.register(apiRoutes, { prefix: '/api' })
+  // not registered at all when off: every /portal path is then an unknown route (404)
+  if (config.portal !== undefined) await app.register(portalScope, { prefix: '/portal' })
   await app.register(docsRoutes)
+}
+
+/** The portal's plugins and routes in one scope of their own: its parser, headers and error pages stay inside. */
+async function portalScope (scope: FastifyInstance): Promise<void> {
+  await scope.register(portalPlugin)
+  await scope.register(portalSessionPlugin)
+  await scope.register(portalErrorsPlugin)
+  await scope.register(portalRoutes)
 }

@@ -33,6 +33,7 @@ const CATALOGUE = {
   unsupported_media_type: { status: 415, message: 'The request body must be application/json (UTF-8)' },
   validation_failed: { status: 422, message: 'The given data was invalid', title: 'Validation failed' },
   rate_limited: { status: 429, message: 'Too many attempts, try again later' },
+  redirect_loop: { status: 508, message: 'The application does not receive your sign-in: check COOKIE_DOMAIN', title: 'Redirect loop' },
   headers_too_large: { status: 431, message: 'The request headers are too large' },
   internal_error: { status: 500, message: 'An unexpected error occurred' },
   not_implemented: { status: 501, message: 'This feature is not implemented' },
@@ -105,6 +106,7 @@ export const TotpAlreadyEnabled = catalogued('totp_already_enabled')
 export const MfaRequired = catalogued('mfa_required')
 
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
+export const RedirectLoop = catalogued('redirect_loop')
 export const NotImplemented = catalogued('not_implemented')
 export const ServiceUnavailable = catalogued('service_unavailable')
 

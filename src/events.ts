@@ -5,6 +5,8 @@ import type { AuditEventName, AuditOutcome } from '../schemas/audit.js'
 export interface RequestContext {
   ip: string
   userAgent?: string | undefined
+  /** set by the portal's pages: their audit events say `detail: portal` */
+  via?: 'portal'
 }
 
 /** The command line has no client address; its events say where they came from instead. */

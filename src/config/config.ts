@@ -7,6 +7,7 @@ import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
 import { observabilityConfig, ObservabilitySettings, type ObservabilityConfig } from './observability.js'
+import { portalSettings, PortalSettings, type PortalConfig } from './portal.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './recovery.js'
 import { serverConfig, ServerSettings, type ServerConfig } from './server.js'
 import { sessionsConfig, SessionsSettings, type SessionsConfig } from './sessions.js'
@@ -35,12 +36,13 @@ export const ConfigSchema = Type.Object({
   ...MailSettingsSchema,
   ...RecoveryConfigSchema,
   ...AuthzSettings,
-  ...TotpConfigSchema
+  ...TotpConfigSchema,
+  ...PortalSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -72,7 +74,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
   const production = raw.APP_ENV === 'production'
   const storage = storageConfig(raw)
   const accounts = accountConfig(raw)
-  const keys = keysSettings(raw, production, storage.dataDir)
+  const portal = portalSettings(raw, production)
+  const keys = keysSettings(raw, production, storage.dataDir, portal.portal !== undefined)
   return {
     env: raw.APP_ENV,
     production,
@@ -85,8 +88,10 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...limitConfig(raw),
     ...observabilityConfig(raw),
     mail: mailSettings(raw, production),
-    ...recoverySettings(raw, production),
+    // the portal's reset page is the default reset link
+    ...recoverySettings({ ...raw, PASSWORD_RESET_URL: raw.PASSWORD_RESET_URL ?? (portal.portal && `${portal.portal.publicUrl}/portal/reset#token={token}`) }, production),
     ...authzConfig(raw),
-    ...sessionsConfig(raw)
+    ...sessionsConfig(raw),
+    ...portal
   }
 }

@@ -53,7 +53,8 @@ export interface KeysConfig {
   jwtKeyRotationInterval: number | undefined
 }
 
-export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string): KeysConfig {
+/** `sealsBrowserState`: the portal seals its flow cookie, so it needs keys as an asymmetric JWT_ALG does. */
+export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string, sealsBrowserState = false): KeysConfig {
   const jwksMaxAge = parseDuration(raw.JWKS_MAX_AGE)
   const jwtKeyPublishLead = raw.JWT_KEY_PUBLISH_LEAD === undefined ? Math.max(2 * jwksMaxAge, MIN_PUBLISH_LEAD) : parseDuration(raw.JWT_KEY_PUBLISH_LEAD)
   if (jwtKeyPublishLead < MIN_PUBLISH_LEAD) {
@@ -67,17 +68,18 @@ export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string
   return {
     jwtAlg: raw.JWT_ALG,
     jwtAudience: raw.JWT_AUDIENCE,
-    dataEncryptionKeys: dataKeys(raw.DATA_ENCRYPTION_KEYS, asymmetric, production, dataDir),
+    dataEncryptionKeys: dataKeys(raw.DATA_ENCRYPTION_KEYS, asymmetric ? 'JWT_ALG is not HS256' : sealsBrowserState && 'ENABLE_PORTAL=true', production, dataDir),
     jwksMaxAge,
     jwtKeyPublishLead,
     jwtKeyRotationInterval: interval
   }
 }
 
-export function dataKeys (value: string | undefined, needed: boolean, production: boolean, dataDir: string): DataKey[] | undefined {
+/** `neededBy`: the setting that needs the keys (named when production has none), or false. */
+export function dataKeys (value: string | undefined, neededBy: string | false, production: boolean, dataDir: string): DataKey[] | undefined {
   if (value !== undefined) return parseDataKeys(value)
-  if (!needed) return undefined
-  if (production) throw new ConfigError('Invalid configuration: DATA_ENCRYPTION_KEYS is required when APP_ENV=production and JWT_ALG is not HS256')
+  if (neededBy === false) return undefined
+  if (production) throw new ConfigError(`Invalid configuration: DATA_ENCRYPTION_KEYS is required when APP_ENV=production and ${neededBy}`)
   const { value: entry, created, file } = readOrGenerateSecret(dataDir, 'data-encryption-keys', 'development data encryption key file', () => generateDataKeyEntry())
   if (created) notice(`DATA_ENCRYPTION_KEYS is not set: generated a development key in ${file}. Set DATA_ENCRYPTION_KEYS in production.`)
   return parseDataKeys(entry, `DATA_ENCRYPTION_KEYS (from ${file})`)

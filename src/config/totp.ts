@@ -53,7 +53,7 @@ export function totpSettings (raw: TotpRaw, keys: KeysConfig, production: boolea
   }
   return {
     totp: { issuer: raw.TOTP_ISSUER, maxFailures: raw.SECOND_FACTOR_MAX_FAILURES, failureWindow: windowOf(raw.SECOND_FACTOR_FAILURE_WINDOW) },
-    dataEncryptionKeys: keys.dataEncryptionKeys ?? dataKeys(undefined, true, production, dataDir)
+    dataEncryptionKeys: keys.dataEncryptionKeys ?? dataKeys(undefined, 'ENABLE_TOTP=true', production, dataDir)
   }
 }
 

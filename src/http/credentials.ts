@@ -1,6 +1,8 @@
 /** The cookies a remembered sign-in sets (plugins/cookies.ts); the access cookie is read here. */
 export const ACCESS_COOKIE = 'access_token'
 export const REFRESH_COOKIE = 'refresh_token'
+/** The portal's refresh token: host-only and Secure by its prefix, so it never leaves the portal's host. */
+export const PORTAL_REFRESH_COOKIE = '__Host-refresh_token'
 
 const SCHEME = 'bearer'
 const SPACE = 0x20

@@ -27,7 +27,8 @@ export class AuditTrail {
     private readonly log: AuditLogger
   ) {}
 
-  readonly sink: AuditSink = ({ event, outcome = 'success', actorId, userId, sessionId, email, detail }, { ip }) => {
+  readonly sink: AuditSink = ({ event, outcome = 'success', actorId, userId, sessionId, email, detail = undefined }, { ip, via }) => {
+    detail ??= via
     this.log.info({ audit: event, outcome, actor_id: actorId, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
     if (this.pending >= PENDING_LIMIT) {
       this.dropped++

@@ -1,0 +1,106 @@
+import formbody from '@fastify/formbody'
+import fastifyStatic from '@fastify/static'
+import view from '@fastify/view'
+import { Eta } from 'eta'
+import type { FastifyInstance, FastifyReply, onRequestHookHandler, preValidationHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { CsrfRejected, UnsupportedMediaType } from '../src/errors.js'
+import { csrfMatches, isSameOriginForm, newCsrfToken } from '../src/portal/csrf.js'
+import { ASSETS_DIR, hashedAssetNames, TEMPLATES_DIR } from '../src/portal/files.js'
+import { pageHeaders } from '../src/portal/headers.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A portal form: the page its POST shows again, with the error beside the fields, when it fails. */
+    portalForm?: (request: FastifyRequest) => PageView
+  }
+  interface FastifyRequest {
+    /** the `__Host-gh_csrf` token every form of this answer carries */
+    csrfToken: string
+  }
+  interface FastifyReply {
+    /**
+     * Renders a page inside the layout. `formTarget`: where the page's form lands after its
+     * redirect, when that is another origin (form-action must allow it).
+     */
+    page (view: PageView, options?: { status?: number, formTarget?: string }): FastifyReply
+  }
+}
+
+/** A page: its template (src/portal/templates), its heading, and what the template reads. */
+export interface PageView {
+  template: string
+  heading: string
+  [key: string]: unknown
+}
+
+export const CSRF_COOKIE = '__Host-gh_csrf'
+const CSRF_SHAPE = /^[A-Za-z0-9_-]{43}$/
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i
+
+/**
+ * What every portal page shares: Eta templates through @fastify/view (auto-escaping: `<%=` escapes,
+ * the few raw `<%~` are includes and the layout's body), forms through @fastify/formbody (the
+ * only body parser here: JSON is 415), hash-named assets through @fastify/static, §13.1's headers
+ * on every answer, and the double-submit CSRF token with the Origin rule on every POST.
+ * Registered inside the `/portal` scope (routes/portal/index.ts), so none of it reaches another route.
+ * @see https://github.com/fastify/point-of-view
+ */
+export default fp(async function portalPlugin (fastify: FastifyInstance) {
+  const portal = fastify.config.portal
+  if (portal === undefined) throw new Error('the portal plugin needs ENABLE_PORTAL')
+  const portalOrigin = new URL(portal.publicUrl).origin
+  const base = `${new URL(portal.publicUrl).pathname.replace(/\/$/, '')}/portal`
+  const headers = pageHeaders(portalOrigin)
+  const secure = { httpOnly: true, sameSite: 'lax', secure: true, path: '/' } as const
+
+  fastify.removeAllContentTypeParsers()
+  await fastify.register(formbody, { bodyLimit: fastify.config.bodyLimit })
+  await fastify.register(view, {
+    engine: { eta: new Eta({ views: TEMPLATES_DIR, cache: true }) },
+    root: TEMPLATES_DIR,
+    production: true
+  })
+  await fastify.register(fastifyStatic, { root: ASSETS_DIR, serve: false })
+  const assets = hashedAssetNames()
+  for (const [file, hashed] of assets) {
+    fastify.get(`/assets/${hashed}`, { schema: { hide: true } }, async (_request, reply) => await reply.sendFile(file))
+  }
+  const assetUrl = (file: string): string => `${base}/assets/${assets.get(file) ?? file}`
+  const shared = { portalTitle: portal.title, base, assets: { style: assetUrl('style.css') } }
+
+  // §13.1's headers, the CSRF cookie, and 415 for a POST that is not a form, before any body is read
+  const onRequest: onRequestHookHandler = function (request, reply, done) {
+    reply.headers(headers.base)
+    const presented = request.cookies[CSRF_COOKIE]
+    if (presented !== undefined && CSRF_SHAPE.test(presented)) {
+      request.csrfToken = presented
+    } else {
+      request.csrfToken = newCsrfToken()
+      reply.setCookie(CSRF_COOKIE, request.csrfToken, secure)
+    }
+    const type = request.headers['content-type']
+    done(request.method === 'POST' && (type === undefined || !FORM_TYPE.test(type)) ? new UnsupportedMediaType() : undefined)
+  }
+  const checkCsrf: preValidationHookHandler = function (request, _reply, done) {
+    const field = (request.body as Record<string, unknown> | undefined)?.csrf
+    const trusted = isSameOriginForm(request.headers, portalOrigin) && csrfMatches(field, request.cookies[CSRF_COOKIE])
+    done(trusted ? undefined : new CsrfRejected())
+  }
+  fastify.decorateRequest('csrfToken', '')
+  fastify.addHook('onRequest', onRequest)
+  fastify.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true }
+    if (route.method === 'POST' || (Array.isArray(route.method) && route.method.includes('POST'))) {
+      route.preValidation = [checkCsrf, ...(route.preValidation === undefined ? [] : [route.preValidation].flat())]
+    }
+  })
+
+  fastify.decorateReply('page', function (this: FastifyReply, page: PageView, options: { status?: number, formTarget?: string } = {}) {
+    const { template, ...model } = page
+    if (options.formTarget !== undefined) this.header('content-security-policy', headers.allowingFormTarget(options.formTarget))
+    return this.code(options.status ?? 200).view(template, {
+      ...shared, csrf: this.request.csrfToken, scripts: [], notice: undefined, error: undefined, errors: {}, form: {}, links: [], ...model
+    })
+  })
+}, { name: 'portal', dependencies: ['config', 'cookies'] })

@@ -1,0 +1,13 @@
+import type { FastifyPluginAsync } from 'fastify'
+import loginRoutes from './login.js'
+
+/**
+ * Everything under /portal (docs/portal.md), registered by src/app.ts with `{ prefix: '/portal' }`
+ * only when ENABLE_PORTAL=true, in a scope that also holds the portal's plugins (form parser,
+ * headers, CSRF, error pages), so none of them touches another route.
+ */
+const portalRoutes: FastifyPluginAsync = async (fastify) => {
+  await fastify.register(loginRoutes)
+}
+
+export default portalRoutes

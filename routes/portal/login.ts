@@ -1,0 +1,53 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import type { PageView } from '../../plugins/portal.js'
+import { LoginForm, LoginQuery } from '../../schemas/portal.js'
+import { SECOND_FACTOR_FLOW_AGE } from '../../src/portal/flow.js'
+
+const NOTICES: Record<string, string> = {
+  reset: 'Your password was changed. Sign in with the new one.',
+  logout: 'You are signed out.'
+}
+
+/** GET and POST /portal/login: the sign-in page, and silent refresh for a browser that has a portal session. */
+const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { config, portalSession } = fastify
+  const { auth } = fastify.services
+  const base = `${config.portal?.publicUrl ?? ''}/portal`
+
+  function loginPage (rd: string, email: string | undefined): PageView {
+    const query = `?rd=${encodeURIComponent(rd)}`
+    const links = [
+      ...(config.emailOtp === undefined ? [] : [{ href: `${base}/code${query}`, text: 'Email me a code' }]),
+      ...(config.passwordReset === undefined ? [] : [{ href: `${base}/forgot`, text: 'Forgot password' }]),
+      ...(config.enableRegister ? [{ href: `${base}/register${query}`, text: 'Create an account' }] : [])
+    ]
+    return { template: 'login', heading: 'Sign in', rd, form: { email }, links }
+  }
+
+  const postedPage = (request: FastifyRequest): PageView => {
+    const body = request.body as Partial<LoginForm> | undefined
+    return loginPage(portalSession.returnUrl(request, body?.rd), typeof body?.email === 'string' ? body.email : undefined)
+  }
+
+  fastify.get('/login', { schema: { querystring: LoginQuery } }, async (request, reply) => {
+    const { rd, prompt, login_hint: hint, done } = request.query
+    const target = portalSession.returnUrl(request, rd)
+    if (prompt !== 'login' && await portalSession.claims(request, reply) !== undefined) return portalSession.returnTo(request, reply, target)
+    const page = loginPage(target, hint)
+    return reply.page({ ...page, notice: done === undefined ? undefined : NOTICES[done] }, { formTarget: target })
+  })
+
+  fastify.post('/login', { schema: { body: LoginForm }, config: { portalForm: postedPage } }, async (request, reply) => {
+    const { email, password, rd } = request.body
+    const target = portalSession.returnUrl(request, rd)
+    const outcome = await auth.login(email, password, portalSession.context(request))
+    if (outcome.status === 'second_factor_required') {
+      portalSession.flow.write(reply, { step: 'second_factor', mfaToken: outcome.challenge.mfaToken, rd: target }, SECOND_FACTOR_FLOW_AGE)
+      return await reply.redirect(`${base}/2fa`, 303)
+    }
+    return await portalSession.signedIn(request, reply, outcome.pair, target)
+  })
+}
+
+export default loginRoutes

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/**
+ * The portal's templates and assets are files of the package, not of the build: found from the
+ * package root, so `tsx` on the sources and `node dist/…` read the same folder.
+ */
+function packageRoot (): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error('the portal cannot find the package root')
+    dir = parent
+  }
+  return dir
+}
+
+const PORTAL = join(packageRoot(), 'src', 'portal')
+export const TEMPLATES_DIR = join(PORTAL, 'templates')
+export const ASSETS_DIR = join(PORTAL, 'assets')
+
+/** `style.css` → `style.3f9a0c1b2d.css`: a name that changes with the content, so no browser keeps a stale copy. */
+export function hashedAssetNames (): Map<string, string> {
+  const names = new Map<string, string>()
+  for (const file of readdirSync(ASSETS_DIR)) {
+    const hash = createHash('sha256').update(readFileSync(join(ASSETS_DIR, file))).digest('hex').slice(0, 10)
+    const dot = file.lastIndexOf('.')
+    names.set(file, `${file.slice(0, dot)}.${hash}${file.slice(dot)}`)
+  }
+  return names
+}

@@ -1,0 +1,52 @@
+import t from 'tap'
+import { createUser, setCookies } from '../../helper.js'
+import { alertCode, fieldValue, PAGE_HEADERS, PageClient, portalApp, PORTAL_ORIGIN } from './support.js'
+
+t.test('GET /portal/login: the page, its headers and the CSRF cookie', async (t) => {
+  const app = await portalApp(t)
+  const browser = new PageClient(app)
+  const page = await browser.get('/portal/login?rd=/portal/account')
+  t.equal(page.statusCode, 200)
+  t.match(page.headers, { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8' })
+  t.match(page.body, /<title>Sign in – gatehouse<\/title>/)
+  const csrf = setCookies(page).find((c) => c.name === '__Host-gh_csrf')
+  t.strictSame(csrf?.attributes, { path: '/', httponly: true, secure: true, samesite: 'Lax' })
+  t.equal(fieldValue(page.body, 'csrf'), csrf?.value, 'the form carries the cookie\'s token')
+  t.equal(fieldValue(page.body, 'rd'), `${PORTAL_ORIGIN}/portal/account`)
+})
+
+t.test('POST /portal/login: 303 to the return URL with the portal cookies; a wrong password shows the page again with 401', async (t) => {
+  const app = await portalApp(t)
+  const user = await createUser(app)
+  const browser = new PageClient(app)
+  const wrong = await browser.post('/portal/login', { email: user.email, password: 'not-it', rd: '/portal/account' })
+  t.equal(wrong.statusCode, 401)
+  t.equal(alertCode(wrong.body), 'invalid_credentials')
+  t.equal(fieldValue(wrong.body, 'email'), user.email, 'the email is kept')
+  t.equal(fieldValue(wrong.body, 'password'), undefined, 'the password never is')
+
+  const right = await browser.post('/portal/login', { email: user.email, password: user.password, rd: '/portal/account' })
+  t.equal(right.statusCode, 303)
+  t.equal(right.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+  const cookies = Object.fromEntries(setCookies(right).map((c) => [c.name, c.attributes]))
+  t.match(cookies.access_token, { path: '/', httponly: true, samesite: 'Lax', 'max-age': '900' })
+  t.match(cookies['__Host-refresh_token'], { path: '/', httponly: true, secure: true, samesite: 'Lax' })
+  t.notOk(cookies.access_token?.domain, 'host-only without COOKIE_DOMAIN')
+})
+
+t.test('a POST without the CSRF token, or from another origin, is a 403 csrf_rejected page; JSON is 415', async (t) => {
+  const app = await portalApp(t)
+  const user = await createUser(app)
+  const browser = new PageClient(app)
+  const forged = await browser.post('/portal/login', { email: user.email, password: user.password, csrf: 'x'.repeat(43) })
+  t.equal(forged.statusCode, 403)
+  t.equal(alertCode(forged.body), 'csrf_rejected')
+  const foreign = await browser.post('/portal/login', { email: user.email, password: user.password }, { origin: 'http://evil.localhost' })
+  t.equal(foreign.statusCode, 403)
+  // the negative control: the same browser, same-origin, signs in
+  const same = await browser.post('/portal/login', { email: user.email, password: user.password })
+  t.equal(same.statusCode, 303)
+  const json = await app.inject({ method: 'POST', url: '/portal/login', headers: { 'content-type': 'application/json' }, payload: '{}' })
+  t.equal(json.statusCode, 415)
+  t.match(json.headers, PAGE_HEADERS)
+})
