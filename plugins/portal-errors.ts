@@ -32,7 +32,7 @@ export default fp(async function portalErrorsPlugin (fastify: FastifyInstance) {
     return reply.page({ template: 'message', heading: words.heading, error: { code: answer.code, message: words.text }, paragraphs: paragraphs.slice(1), links: [{ href: home, text: 'Sign in' }] }, { status: answer.status })
   }
 
-  fastify.setErrorHandler(function (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  fastify.setErrorHandler(async function (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const answer = fastify.errorAnswerOf(error, request)
     if (answer === undefined) {
       request.log.error({ err: error }, 'request failed')
@@ -42,7 +42,8 @@ export default fp(async function portalErrorsPlugin (fastify: FastifyInstance) {
     if (error instanceof RateLimited) reply.header('retry-after', String(error.retryAfter))
     const form = request.routeOptions.config.portalForm
     if (form === undefined || request.method !== 'POST' || PAGE_LEVEL.has(answer.code)) return messagePage(reply, answer)
-    return reply.page({ ...form(request), error: { code: answer.code, message: answer.message }, errors: answer.errors ?? {} }, { status: answer.status })
+    // a page may need the database to be drawn again (the account page lists the sessions)
+    return reply.page({ ...await form(request), error: { code: answer.code, message: answer.message }, errors: answer.errors ?? {} }, { status: answer.status })
   })
 
   fastify.setNotFoundHandler(function (request: FastifyRequest, reply: FastifyReply) {
