@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { authHeader, claimsOf, createUser, login, PASSWORD, tempDir, type CreatedUser } from '../../helper.js'
 import { oathtool, totpApp } from '../auth/two-factor/support.js'
+import { axeViolations, launchChromium, listeningPortal, pageProblems } from './chromium.js'
 import { alertCode, PAGE_HEADERS, PageClient, portalApp, portalValues, PORTAL_ORIGIN } from './support.js'
 
 const NEW_PASSWORD = 'Brand-New-Secret-42'
@@ -256,4 +257,43 @@ t.test('with ENABLE_TOTP off the two-factor actions and the QR code do not exist
   const browser = await signedIn(app, user)
   t.equal((await browser.get('/portal/account/totp/qr.svg')).statusCode, 404)
   t.equal((await browser.post('/portal/account/totp-enrol', { password: user.password })).statusCode, 404)
+})
+
+t.test('in Chromium: sign in, the account page, enrolment with its QR image, a wrong code, the recovery codes; axe finds nothing serious in any state', async (t) => {
+  const { app, origin } = await listeningPortal(t, {}, async (t, values) => await totpApp(t, portalValues(values)))
+  const clock = (app as Awaited<ReturnType<typeof totpApp>>).testClock
+  const user = await createUser(app, { name: 'Grace Hopper' })
+  await login(app, user)
+  const browser = await launchChromium(t)
+  const page = await (await browser.newContext()).newPage()
+  const problems = pageProblems(page)
+
+  await page.goto(`${origin}/portal/account`)
+  t.equal(page.url(), `${origin}/portal/login?rd=${encodeURIComponent(`${origin}/portal/account`)}`)
+  await page.fill('#email', user.email)
+  await page.fill('#password', user.password)
+  await Promise.all([page.waitForURL(`${origin}/portal/account`), page.click('button[type=submit]')])
+  t.equal(await page.textContent('h1'), 'Your account')
+  t.same(await axeViolations(page), [], 'the account page')
+
+  await page.fill('form[action$="/totp-enrol"] #password', user.password)
+  await Promise.all([page.waitForURL(`${origin}/portal/account?done=totp-enrol`), page.click('form[action$="/totp-enrol"] button')])
+  t.equal(await page.evaluate("(() => { const img = document.querySelector('img.qr'); return img.complete && img.naturalWidth > 0 })()"), true, 'the QR image loads')
+  t.same(await axeViolations(page), [], 'enrolment pending')
+  const secret = await page.textContent('code') ?? ''
+  await page.fill('#code', oathtool(secret, clock.now + 300_000))
+  await Promise.all([page.waitForLoadState(), page.click('form[action$="/totp-confirm"] button')])
+  t.equal(await page.textContent('#code-error'), 'The code is invalid or has expired')
+  t.same(await axeViolations(page), [], 'a wrong code')
+  await page.fill('#code', oathtool(secret, clock.now))
+  await Promise.all([page.waitForLoadState(), page.click('form[action$="/totp-confirm"] button')])
+  t.equal(await page.locator('ol.codes li').count(), 10, 'the recovery codes')
+  t.same(await axeViolations(page), [], 'the recovery codes page')
+  await page.goto(`${origin}/portal/account`)
+  t.equal(await page.locator('ol.codes li').count(), 0, 'shown once')
+  t.same(problems, [], 'no script error, no CSP violation, nothing failed to load')
+
+  // the negative control: axe does report a control without a label
+  await page.evaluate("document.querySelector('form').append(document.createElement('input'))")
+  t.match(await axeViolations(page), [/^label: /])
 })

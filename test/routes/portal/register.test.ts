@@ -1,5 +1,6 @@
 import t from 'tap'
 import { authHeader, createUser, PASSWORD } from '../../helper.js'
+import { axeViolations, launchChromium, listeningPortal, pageProblems } from './chromium.js'
 import { alertCode, fieldValue, PAGE_HEADERS, PageClient, portalApp, PORTAL_ORIGIN } from './support.js'
 
 const REGISTER = { ENABLE_REGISTER: true }
@@ -102,4 +103,26 @@ t.test('with ENABLE_REGISTER off the page does not exist (404), and the sign-in 
   t.notMatch((await browser.get('/portal/login')).body, /register/)
   const on = await portalApp(t, REGISTER)
   t.match((await new PageClient(on).get('/portal/login')).body, /href="http:\/\/auth\.gh\.localhost\/portal\/register\?rd=[^"]+">Create an account</, 'the negative control')
+})
+
+t.test('in Chromium: the form, its 422 state and the account it leads to; axe finds nothing serious', async (t) => {
+  const { app, origin } = await listeningPortal(t, REGISTER)
+  const browser = await launchChromium(t)
+  const page = await (await browser.newContext()).newPage()
+  const problems = pageProblems(page)
+  await page.goto(`${origin}/portal/register`)
+  t.same(await axeViolations(page), [], 'the form')
+  await page.fill('#name', 'N')
+  await page.fill('#email', 'new@example.com')
+  await page.fill('#password', 'short')
+  await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')])
+  t.equal(await page.textContent('#name-error'), 'The name field must be at least 2 characters')
+  t.equal(await page.textContent('#password-error'), 'The password field must be at least 8 characters')
+  t.same(await axeViolations(page), [], 'the form with its errors')
+  await page.fill('#name', 'New Person')
+  await page.fill('#password', PASSWORD)
+  await Promise.all([page.waitForURL(`${origin}/portal/account`), page.click('button[type=submit]')])
+  t.equal(await page.textContent('h1'), 'Your account', 'signed in, on the default return URL')
+  t.same(problems, [])
+  t.ok(await app.services.users.findByEmail('new@example.com'))
 })
