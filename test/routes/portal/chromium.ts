@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { createRequire } from 'node:module'
+import axe from 'axe-core'
 import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { TestContext } from '../../helper.js'
@@ -14,7 +14,6 @@ import { portalApp } from './support.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 export async function launchChromium (t: TestContext): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium) or set CHROMIUM_PATH`)
@@ -42,7 +41,7 @@ export async function listeningPortal (t: TestContext, values: Record<string, un
 
 /** axe-core's serious and critical violations of the page as it is now, as `rule: selectors`. */
 export async function axeViolations (page: Page): Promise<string[]> {
-  await page.evaluate(AXE)
+  await page.evaluate(axe.source)
   const found = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run: () => Promise<{ violations: Array<{ id: string, impact: string | null, nodes: Array<{ target: unknown[] }> }> }> } }).axe
     return (await axe.run()).violations
