@@ -3,8 +3,11 @@ import fp from 'fastify-plugin'
 import { catalogueEntry, MethodNotAllowed, NotFound, RateLimited, type ErrorCode } from '../src/errors.js'
 import { methodsAt, type ErrorAnswer } from './error-handler.js'
 
-/** Failures that are about the request, not the form's fields: a page of their own, never the form again. */
-const PAGE_LEVEL = new Set<ErrorCode>(['csrf_rejected', 'unsupported_media_type', 'payload_too_large', 'not_found', 'method_not_allowed', 'redirect_loop', 'bad_request', 'internal_error', 'service_unavailable', 'request_timeout'])
+/**
+ * Failures that are about the request, not the form's fields: a page of their own, never the form
+ * again. (An unknown path never has a form; a form's own not_found, a session already ended, does.)
+ */
+const PAGE_LEVEL = new Set<ErrorCode>(['csrf_rejected', 'unsupported_media_type', 'payload_too_large', 'method_not_allowed', 'redirect_loop', 'bad_request', 'internal_error', 'service_unavailable', 'request_timeout'])
 
 /** What a person reads on the page for each page-level failure (the catalogue's message is written for programs). */
 const PAGES: Partial<Record<ErrorCode, { heading: string, text: string }>> = {

@@ -96,6 +96,7 @@ t.test('revoke one session, then every other: each revoked access token is refus
   const unknown = await browser.post('/portal/account/revoke-session', { session: claimsOf(phone.access_token).session_id })
   t.equal(unknown.statusCode, 404, 'a session already over: the JSON route\'s 404')
   t.equal(alertCode(unknown.body), 'not_found')
+  t.match(unknown.body, /<main class="wide">[\s\S]*Session not found/, 'on the account page again')
   const malformed = await browser.post('/portal/account/revoke-session', { session: 'nope' })
   t.equal(malformed.statusCode, 422)
   t.equal(alertCode(malformed.body), 'validation_failed')
