@@ -126,3 +126,19 @@ t.test('in Chromium: the form, its 422 state and the account it leads to; axe fi
   t.same(problems, [])
   t.ok(await app.services.users.findByEmail('new@example.com'))
 })
+
+t.test('a return URL on another allowed host: form-action allows it on the page and on the page shown again after a 422', async (t) => {
+  const app = await portalApp(t, { ...REGISTER, PORTAL_RETURN_HOSTS: 'app.gh.localhost' })
+  const browser = new PageClient(app)
+  const policy = "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self' http://app.gh.localhost"
+  const page = await browser.get('/portal/register?rd=http://app.gh.localhost/home')
+  t.equal(page.headers['content-security-policy'], policy)
+  const bad = await browser.post('/portal/register', { name: 'N', email: 'new@example.com', password: PASSWORD, rd: 'http://app.gh.localhost/home' })
+  t.equal(bad.statusCode, 422)
+  t.equal(bad.headers['content-security-policy'], policy, 'the form sent again must still be let through to it')
+  const good = await browser.post('/portal/register', { name: 'New Person', email: 'new@example.com', password: PASSWORD, rd: 'http://app.gh.localhost/home' })
+  t.equal(good.statusCode, 303)
+  t.equal(good.headers.location, 'http://app.gh.localhost/home')
+  const refused = await browser.post('/portal/register', { name: 'N', email: 'other@example.com', password: PASSWORD, rd: 'http://evil.localhost/' })
+  t.equal(refused.headers['content-security-policy'], PAGE_HEADERS['content-security-policy'], 'the negative control: a refused return URL widens nothing')
+})
