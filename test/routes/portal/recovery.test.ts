@@ -238,3 +238,16 @@ t.test('in Chromium: reset.js moves the token into the form and out of the addre
   await Promise.all([plain.waitForURL(`${origin}/portal/login?done=reset`), plain.click('button[type=submit]')])
   t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { email: other.email, password: NEW_PASSWORD } })).statusCode, 200)
 })
+
+t.test('POST /portal/reset counts toward the sign-in limit per address, as POST /auth/reset-password does: 429', async (t) => {
+  const app = await portalRecoveryApp(t, { LOGIN_RATE_LIMIT: '2/m' })
+  const browser = new PageClient(app)
+  const unknown = { token: 'A'.repeat(43), new_password: NEW_PASSWORD }
+  t.equal((await browser.post('/portal/reset', unknown)).statusCode, 400, 'below the limit: the service answers')
+  t.equal((await app.inject({ method: 'POST', url: '/auth/reset-password', payload: unknown })).statusCode, 400, 'the JSON route counts in the same group')
+  const limited = await browser.post('/portal/reset', unknown)
+  t.equal(limited.statusCode, 429)
+  t.equal(alertCode(limited.body), 'rate_limited')
+  t.ok(Number(limited.headers['retry-after']) > 0)
+  t.match(limited.body, /<form method="post" action="\/portal\/reset"/, 'the reset page again')
+})
