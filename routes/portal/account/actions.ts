@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from '@sinclair/typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
 import type { PageView } from '../../../plugins/portal.js'
 import {
   ChangePasswordForm, RecoveryCodesForm, RevokeOthersForm, RevokeSessionForm, TotpConfirmForm, TotpDisableForm, TotpEnrolForm
 } from '../../../schemas/portal.js'
 import type { Claims } from '../../../src/tokens/claims.js'
-import type { AccountState } from './page.js'
-import { DONE } from './page.js'
+import { DONE, type AccountState } from './page.js'
 
 type AccountPage = (request: FastifyRequest, state?: AccountState) => Promise<PageView>
 
@@ -25,10 +24,17 @@ export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = 
   // counted after the CSRF and session checks, so the page of a refused attempt knows whose it is
   const limited = { rateLimit: { ...fastify.rateLimits.login, hook: 'preValidation' as const } }
 
+  // portalSession.required, but coming back to the page: a POST's own URL has nothing to GET
+  const signedIn: preValidationAsyncHookHandler = async (request, reply) => {
+    const claims = await portalSession.claims(request, reply)
+    if (claims !== undefined) request.claims = claims
+    else await reply.redirect(portalSession.loginUrl(`${base}/account`), 303)
+  }
+
   function action<T extends TSchema> (name: string, body: T, limit: boolean) {
     return {
       schema: { body },
-      preValidation: portalSession.required,
+      preValidation: signedIn,
       config: { ...(limit && limited), portalForm: async (request: FastifyRequest) => await page(request, { failed: name }) }
     }
   }
