@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify'
 import loginRoutes from './login.js'
+import recoveryRoutes from './recovery.js'
+import registerRoutes from './register.js'
+import accountRoutes from './account/index.js'
 
 /**
  * Everything under /portal (docs/portal.md), registered by src/app.ts with `{ prefix: '/portal' }`
@@ -8,6 +11,9 @@ import loginRoutes from './login.js'
  */
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
+  await fastify.register(accountRoutes)
+  if (fastify.config.enableRegister) await fastify.register(registerRoutes)
+  if (fastify.config.passwordReset !== undefined) await fastify.register(recoveryRoutes)
 }
 
 export default portalRoutes
