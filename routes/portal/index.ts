@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import loginRoutes from './login.js'
+import twoFactorRoutes from './two-factor.js'
 
 /**
  * Everything under /portal (docs/portal.md), registered by src/app.ts with `{ prefix: '/portal' }`
@@ -8,6 +9,8 @@ import loginRoutes from './login.js'
  */
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
+  const { twoFactor } = fastify.services
+  if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
 }
 
 export default portalRoutes
