@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import codeRoutes from './code.js'
 import loginRoutes from './login.js'
 import twoFactorRoutes from './two-factor.js'
 
@@ -9,6 +10,7 @@ import twoFactorRoutes from './two-factor.js'
  */
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
+  if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
   const { twoFactor } = fastify.services
   if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
 }
