@@ -140,3 +140,16 @@ t.test('the code page, and the page shown again after a wrong code, let the form
   t.equal(wrong.statusCode, 400)
   t.match(wrong.headers['content-security-policy'], formAction)
 })
+
+t.test('POST /portal/code spends the MAIL_RATE_LIMIT budget that POST /auth/send-otp spends: the 429 page with Retry-After', async (t) => {
+  const app = await recoveryApp(t, portalValues({ MAIL_RATE_LIMIT: '2/h' }))
+  const browser = new PageClient(app)
+  t.equal((await browser.post('/portal/code', { email: 'a@example.com' })).statusCode, 303)
+  const json = await app.inject({ method: 'POST', url: '/auth/send-otp', payload: { email: 'a@example.com', purpose: 'login' } })
+  t.equal(json.statusCode, 202)
+  const limited = await browser.post('/portal/code', { email: 'a@example.com' })
+  t.equal(limited.statusCode, 429)
+  t.equal(alertCode(limited.body), 'rate_limited')
+  t.match(limited.headers['retry-after'], /^\d+$/)
+  t.match(limited.body, /name="email"/, 'the form again')
+})
