@@ -46,10 +46,10 @@ export default fp(async function portalErrorsPlugin (fastify: FastifyInstance) {
     const form = request.routeOptions.config.portalForm
     if (form === undefined || request.method !== 'POST' || PAGE_LEVEL.has(answer.code)) return messagePage(reply, answer)
     // a page may need the database to be drawn again (the account page lists the sessions)
-    const page = await form(request)
-    // the form, sent again, still lands on its return URL: form-action must allow it as on the first showing
-    const formTarget = typeof page.rd === 'string' ? page.rd : undefined
-    return reply.page({ ...page, error: { code: answer.code, message: answer.message }, errors: answer.errors ?? {} }, { status: answer.status, formTarget })
+    const view = await form(request)
+    // the form shown again must still be allowed to land where it goes (CSP form-action applies to the redirect)
+    const formTarget = typeof view.formTarget === 'string' ? view.formTarget : typeof view.rd === 'string' ? view.rd : undefined
+    return reply.page({ ...view, error: { code: answer.code, message: answer.message }, errors: answer.errors ?? {} }, { status: answer.status, formTarget })
   })
 
   fastify.setNotFoundHandler(function (request: FastifyRequest, reply: FastifyReply) {

@@ -1,7 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
+import codeRoutes from './code.js'
+import forbiddenRoutes from './forbidden.js'
 import loginRoutes from './login.js'
+import logoutRoutes from './logout.js'
 import recoveryRoutes from './recovery.js'
 import registerRoutes from './register.js'
+import twoFactorRoutes from './two-factor.js'
 import accountRoutes from './account/index.js'
 
 /**
@@ -14,6 +18,11 @@ const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(accountRoutes)
   if (fastify.config.enableRegister) await fastify.register(registerRoutes)
   if (fastify.config.passwordReset !== undefined) await fastify.register(recoveryRoutes)
+  await fastify.register(logoutRoutes)
+  await fastify.register(forbiddenRoutes)
+  if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
+  const { twoFactor } = fastify.services
+  if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
 }
 
 export default portalRoutes
