@@ -25,6 +25,22 @@ export GATEHOUSE_TEST_RUN_ID=${GATEHOUSE_TEST_RUN_ID:-$(od -An -tx1 -N6 /dev/ura
 
 STORAGE_FOLDERS=routes,src,postgres
 
+# tap is built for a set of plugins, and the one `npm ci` installs is built for tap's defaults,
+# @tapjs/typescript among them, which .taprc removes (tsx compiles the tests: test/tsx.js). The first
+# run after an install rebuilds tap for its test files, but takes the node arguments of every test
+# process from the build it started with: in CI every test file of pass 1 also loaded
+# @tapjs/typescript's ts-node loader, about 3 s more CPU and 280 MB more memory per file
+# (test/routes/auth, 25 files: 212 s of CPU with it, 134 s without). So build for .taprc first
+# whenever the installed build differs from it (the build that first run makes anyway, once).
+if ! node --input-type=module -e "
+  import { TapConfig } from '@tapjs/config'
+  import { signature } from '@tapjs/test/test-built'
+  process.exit((await TapConfig.load()).pluginSignature === signature ? 0 : 1)
+" 2> /dev/null; then
+  echo "# tap build: the installed build is not .taprc's plugin set"
+  tap build || exit 1
+fi
+
 echo "# pass 1: SQLite"
 GATEHOUSE_TEST_STORE=sqlite tap --exclude='test/postgres/**' "$@"
 sqlite=$?
