@@ -17,6 +17,7 @@
 #   http/        the access rules and the credential parsing: functions of their arguments
 #   limits/      the address groups, and the failure throttle on memory and on Redis (whatever the pass)
 #   logging/     the lazy logger and the request ids
+#   portal/      the return-URL rule, the CSRF and Origin rules, the sealed flow cookie, the loop guard
 #   runtime/     npm start's entry, compiled and run in a child process that opens nothing
 #   two-factor/  TOTP codes
 # A folder added to test/src runs in both passes until it is added here.
@@ -37,7 +38,7 @@ fi
 export GATEHOUSE_TEST_RUN_ID=${GATEHOUSE_TEST_RUN_ID:-$(od -An -tx1 -N6 /dev/urandom | tr -d ' \n')}
 
 STORAGE_FOLDERS=routes,postgres
-STORE_FREE='config|http|limits|logging|runtime|two-factor'
+STORE_FREE='config|http|limits|logging|portal|runtime|two-factor'
 
 # tap is built for a set of plugins, and the one `npm ci` installs is built for tap's defaults,
 # @tapjs/typescript among them, which .taprc removes (tsx compiles the tests: test/tsx.js). The first
