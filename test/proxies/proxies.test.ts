@@ -122,6 +122,7 @@ function nginxConfig (dir: string, ports: Ports, upstream: string, servers: { po
 function caddyConfig (ports: Ports, sites: { port: number, block: string }[]): string {
   const blocks = sites.map(({ port, block }) => {
     let text = replaced(block, 'app.example.com {', `http://127.0.0.1:${port} {`)
+    text = replaced(text, 'auth.example.com {', `http://auth.gh.localhost:${port} {`)
     text = replaced(text, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)
     return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
   })
@@ -223,7 +224,7 @@ t.test('nginx auth_request with the configuration of docs/proxies.md', async (t)
   const { upstream, server: block } = nginxParts()
   const servers = [
     { port, block },
-    { port: adminPort, block: replaced(block, '/auth/verify?roles=;', '/auth/verify?roles=admin;') },
+    { port: adminPort, block: replaced(block, '/auth/verify?mode=auth_request&roles=;', '/auth/verify?mode=auth_request&roles=admin;') },
     // negative controls: the document's block less the line that overrides X-Auth-User-Id / passes the method
     { port: leakPort, block: replaced(block, 'proxy_set_header X-Auth-User-Id    $auth_user_id;', '') },
     { port: getPort, block: replaced(block, 'proxy_set_header X-Forwarded-Method $request_method;', '') }
@@ -250,7 +251,7 @@ t.test('Caddy forward_auth with the configuration of docs/proxies.md', async (t)
   const block = fencedBlock('caddyfile')
   const sites = [
     { port, block },
-    { port: adminPort, block: replaced(block, 'uri /auth/verify?roles=\n', 'uri /auth/verify?roles=admin\n') },
+    { port: adminPort, block: replaced(block, 'uri /auth/verify?mode=forward_auth\n', 'uri /auth/verify?mode=forward_auth&roles=admin\n') },
     // negative control: the document's block less the line that strips client-sent X-Auth-* headers
     { port: leakPort, block: replaced(block, 'request_header -X-Auth-*\n', '\n') }
   ]
