@@ -1,5 +1,8 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox'
 import { Email, Password } from './common.js'
+import { EmailCode } from './recovery.js'
+import { EXACTLY_ONE_CODE, RecoveryCode, TotpCode } from './two-factor.js'
+import { ROLES_MAX_LENGTH } from './verify.js'
 
 /*
  * The portal's forms and queries. A return URL is never refused by its schema: a value the rule of
@@ -25,3 +28,32 @@ export type LoginQuery = Static<typeof LoginQuery>
 
 export const LoginForm = portalForm({ email: Email, password: Password })
 export type LoginForm = Static<typeof LoginForm>
+
+/** The second-factor page: a TOTP code or a recovery code, exactly one (as POST /auth/verify-2fa). */
+export const TwoFactorForm = Type.Object({
+  csrf: Type.String({ maxLength: 64 }),
+  code: Type.Optional(TotpCode),
+  recovery_code: Type.Optional(RecoveryCode)
+}, { additionalProperties: false, ...EXACTLY_ONE_CODE })
+export type TwoFactorForm = Static<typeof TwoFactorForm>
+
+export const TwoFactorQuery = Type.Object({ use: Type.Optional(Type.String({ maxLength: 16 })) })
+export type TwoFactorQuery = Static<typeof TwoFactorQuery>
+
+export const EmailCodeRequestForm = portalForm({ email: Email })
+export type EmailCodeRequestForm = Static<typeof EmailCodeRequestForm>
+
+export const EmailCodeForm = Type.Object({ csrf: Type.String({ maxLength: 64 }), code: EmailCode }, { additionalProperties: false })
+export type EmailCodeForm = Static<typeof EmailCodeForm>
+
+/** Sign out here (`local`, the default) or on every device (`global`), as POST /auth/logout's scope. */
+export const LogoutForm = portalForm({ scope: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('global')])) })
+export type LogoutForm = Static<typeof LogoutForm>
+
+/** The forbidden page: where access was denied, why, and which roles would have passed (comma-separated, as /auth/verify's `roles`). */
+export const ForbiddenQuery = Type.Object({
+  rd: Type.Optional(ReturnUrl),
+  reason: Type.Optional(Type.String({ maxLength: 32 })),
+  roles: Type.Optional(Type.String({ maxLength: ROLES_MAX_LENGTH }))
+})
+export type ForbiddenQuery = Static<typeof ForbiddenQuery>

@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify'
+import codeRoutes from './code.js'
 import loginRoutes from './login.js'
+import logoutRoutes from './logout.js'
+import twoFactorRoutes from './two-factor.js'
 
 /**
  * Everything under /portal (docs/portal.md), registered by src/app.ts with `{ prefix: '/portal' }`
@@ -8,6 +11,10 @@ import loginRoutes from './login.js'
  */
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
+  await fastify.register(logoutRoutes)
+  if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
+  const { twoFactor } = fastify.services
+  if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
 }
 
 export default portalRoutes
