@@ -65,7 +65,7 @@ async function startGatehouse (t: Test, port: number): Promise<FastifyInstance> 
     COOKIE_DOMAIN: 'gh.localhost',
     FORWARD_AUTH_REDIRECT: true,
     TRUST_PROXY: '127.0.0.1',
-    ACCESS_TOKEN_TTL: '2s',
+    ACCESS_TOKEN_TTL: '3s',
     ENABLE_TOTP: true,
     DATA_ENCRYPTION_KEYS: DATA_KEY
   })
