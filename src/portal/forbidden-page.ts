@@ -7,18 +7,21 @@ export interface Refusal {
   email: string | undefined
   /** the roles that would have passed; undefined when AUTHZ_DENIAL_DETAILS=false keeps them out */
   requiredRoles: readonly string[] | undefined
-  /** the application's URL the browser asked for, when it passed the return-URL rule */
+  /** the application's URL the browser asked for, when it passed the return-URL rule ("Sign in as someone else" comes back to it) */
   target: string | undefined
 }
 
+/** As /portal/forbidden words a missing role. */
+const EXPLANATION = 'Your account does not have a role this page needs.'
+
 /**
  * The forbidden page /auth/verify answers a browser navigation with (docs/proxies.md): the
- * portal's layout and message template, but served on the application's origin (the proxy passes
- * gatehouse's answer on), so every URL in it is absolute, to PUBLIC_URL, and its policy allows
- * the style sheet from there and nothing else. Rendered only for a refusal: never on the way of
+ * template of /portal/forbidden inside the portal's layout, the same content, but served on the
+ * application's origin (the proxy passes gatehouse's answer on), so every URL in it is absolute,
+ * to PUBLIC_URL, and its policy allows the style sheet from there and nothing else. Rendered only for a refusal: never on the way of
  * a request that passes.
  */
-export function forbiddenPage (portal: { publicUrl: string, title: string }): (refusal: Refusal) => { headers: Record<string, string>, html: string } {
+export function forbiddenPage (portal: { publicUrl: string, title: string, defaultReturnUrl: string }): (refusal: Refusal) => { headers: Record<string, string>, html: string } {
   const eta = new Eta({ views: TEMPLATES_DIR, cache: true })
   const origin = new URL(portal.publicUrl).origin
   const base = `${portal.publicUrl}/portal`
@@ -31,21 +34,19 @@ export function forbiddenPage (portal: { publicUrl: string, title: string }): (r
     'cache-control': 'no-store'
   }
   return ({ email, requiredRoles, target }) => {
-    const rd = target === undefined ? '' : `&rd=${encodeURIComponent(target)}`
-    const paragraphs = [
-      email === undefined ? 'You are signed in.' : `You are signed in as ${email}.`,
-      ...(requiredRoles === undefined || requiredRoles.length === 0 ? [] : [`This page needs one of these roles: ${requiredRoles.join(', ')}.`])
-    ]
-    const html = eta.render('message', {
+    const html = eta.render('forbidden', {
       portalTitle: portal.title,
       base,
       assets: { style },
       scripts: [],
       heading: 'Access denied',
       notice: undefined,
-      error: { code: 'forbidden', message: 'Your account is not allowed to open this page.' },
-      paragraphs,
-      links: [{ href: `${base}/login?prompt=login${rd}`, text: 'Sign in as someone else' }, { href: `${base}/account`, text: 'Your account' }]
+      error: { code: 'forbidden', message: EXPLANATION },
+      email,
+      explanation: EXPLANATION,
+      reason: 'missing_role',
+      requiredRoles: requiredRoles ?? [],
+      switchHref: `${base}/login?prompt=login&rd=${encodeURIComponent(target ?? portal.defaultReturnUrl)}`
     })
     return { headers, html }
   }

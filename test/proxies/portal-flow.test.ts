@@ -190,7 +190,10 @@ async function assertFlow (t: Test, browser: Browser, flow: Flow, nginx: boolean
   } else {
     t.equal(gated?.headers()['content-type'], 'text/html; charset=utf-8')
     t.match(await page.textContent('main'), `You are signed in as ${user.email}.`, 'gatehouse\'s forbidden page')
-    t.match(await page.textContent('main'), 'This page needs one of these roles: admin.')
+    t.match(await page.textContent('main'), 'Your account does not have a role this page needs.')
+    t.match(await page.textContent('.roles'), 'admin', 'naming the role that would pass')
+    // main has no max-width without a style sheet: the portal's, from PUBLIC_URL, is allowed by the page's policy and applied
+    t.equal(await page.evaluate('getComputedStyle(document.querySelector("main")).maxWidth'), '416px', 'with the portal\'s style sheet')
   }
 
   // 3. the access token's lifetime passes: the next navigation renews it silently, no form on any page

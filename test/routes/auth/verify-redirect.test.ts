@@ -29,6 +29,11 @@ async function verify (app: FastifyInstance, request: Request = {}): Promise<Lig
   })
 }
 
+/** A page's <main>, where its content is. */
+function mainOf (html: string): string {
+  return /<main>[\s\S]*<\/main>/.exec(html)?.[0] ?? ''
+}
+
 /** The redirect of mode=forward_auth: status, Location, the API's headers, no challenge, no body. */
 function assertRedirect (t: Test, res: LightMyRequestResponse, status: number, what: string): void {
   t.equal(res.statusCode, status, `${what}: status`)
@@ -163,12 +168,17 @@ t.test('a signed-in user lacking the role gets 403, never a redirect: the forbid
       'cache-control': 'no-store'
     })
     t.match(page.body, /<title>Access denied – gatehouse<\/title>/)
-    t.match(page.body, `<p>You are signed in as ${user.email}.</p>`)
-    t.match(page.body, '<p>This page needs one of these roles: admin.</p>')
+    t.match(page.body, `<p>You are signed in as <strong>${user.email}</strong>.</p>`)
     t.match(page.body, /data-code="forbidden"/)
+    t.match(page.body, '<code data-reason="missing_role">missing_role</code>')
+    t.match(page.body, '<li><code>admin</code></li>')
     t.match(page.body, `<a href="${PORTAL}/portal/login?prompt=login&amp;rd=${encodeURIComponent(APP_URL)}">Sign in as someone else</a>`)
     t.match(page.body, `<a href="${PORTAL}/portal/account">Your account</a>`)
     t.match(page.body, /<link rel="stylesheet" href="http:\/\/auth\.gh\.localhost\/portal\/assets\/style\.[0-9a-f]{10}\.css">/)
+    // the same content as /portal/forbidden with the same query, but every URL absolute (the page is served on the application's origin)
+    const portal = await app.inject({ method: 'GET', url: `/portal/forbidden?reason=missing_role&roles=admin&rd=${encodeURIComponent(APP_URL)}`, headers: { cookie: `access_token=${token}` } })
+    t.equal(portal.statusCode, 403)
+    t.equal(mainOf(page.body), mainOf(portal.body).replaceAll('href="/portal/', `href="${PORTAL}/portal/`))
   }
   const fetched = await verify(app, { url: '/auth/verify?roles=admin', headers: { ...NAVIGATE, ...cookie, 'sec-fetch-mode': 'cors' } })
   t.equal(fetched.statusCode, 403)
@@ -193,7 +203,8 @@ t.test('a signed-in user lacking the role gets 403, never a redirect: the forbid
   const { access_token: quietToken } = await login(quiet, other)
   const hidden = await verify(quiet, { url: '/auth/verify?roles=admin', headers: { ...NAVIGATE, cookie: `access_token=${quietToken}` } })
   t.equal(hidden.statusCode, 403)
-  t.notMatch(hidden.body, 'roles')
+  t.match(hidden.body, `You are signed in as <strong>${other.email}</strong>`)
+  t.notMatch(hidden.body, '<code>admin</code>')
 })
 
 t.test('a valid token passes as before, and with the setting off a navigation keeps the plain 401 (the negative control)', async (t) => {
