@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
+import { CSRF_REJECTED, MISSING_ADMIN } from '../patterns.js'
 import { build, claimsOf, createUser, login, tempDir } from '../helper.js'
 import { fencedBlock, freePort, nginxParts, replaced, send, startCaddy, startNginx, type Answer } from './support.js'
 
@@ -136,17 +137,20 @@ async function assertRevokedWithinASecond (t: Test, s: Setup, port: number): Pro
 
 t.test('nginx auth_request with the configuration of docs/proxies.md', async (t) => {
   const dir = tempDir(t)
-  const [port = 0, adminPort = 0, leakPort = 0, getPort = 0] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+  const [port = 0, adminPort = 0, leakPort = 0, getPort = 0, bodyless = 0] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()])
   const appOrigin = `http://127.0.0.1:${port}`
   // nginx sends gatehouse its own Host: the application's origins are listed in CORS_ORIGINS, as the document says
   const s = await startGatehouse(t, [appOrigin, `http://127.0.0.1:${getPort}`])
   const { upstream, servers: block } = nginxParts()
+  const admin = replaced(block, '/auth/verify?mode=auth_request&roles=;', '/auth/verify?mode=auth_request&roles=admin;')
   const servers = [
     { port, block },
-    { port: adminPort, block: replaced(block, '/auth/verify?mode=auth_request&roles=;', '/auth/verify?mode=auth_request&roles=admin;') },
+    { port: adminPort, block: admin },
     // negative controls: the document's block less the line that overrides X-Auth-User-Id / passes the method
     { port: leakPort, block: replaced(block, 'proxy_set_header X-Auth-User-Id    $auth_user_id;', '') },
-    { port: getPort, block: replaced(block, 'proxy_set_header X-Forwarded-Method $request_method;', '') }
+    { port: getPort, block: replaced(block, 'proxy_set_header X-Forwarded-Method $request_method;', '') },
+    // and the roles=admin block less the line that asks again for the 403's body
+    { port: bodyless, block: replaced(admin, 'error_page 403 @gh_refused;', '') }
   ]
   await startNginx(t, dir, nginxHttp({ gatehouse: s.port, upstream: s.upstream }, upstream, servers), servers.map((x) => x.port))
 
@@ -157,6 +161,19 @@ t.test('nginx auth_request with the configuration of docs/proxies.md', async (t)
   t.equal(leaked.headers['x-auth-user-id'], s.bare.id, 'negative control: without its proxy_set_header line, the client\'s X-Auth-User-Id reaches the upstream')
   const post = await send(getPort, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')
   t.equal(post.status, 200, 'negative control: without X-Forwarded-Method, a cross-site cookie POST gets through (the subrequest is a GET)')
+
+  // a 403 carries gatehouse's answer, asked again through error_page (auth_request drops the body)
+  const forbidden = await send(adminPort, 'GET', '/page', bearer(s.user))
+  t.equal(forbidden.status, 403)
+  t.same(JSON.parse(forbidden.body), MISSING_ADMIN, 'gatehouse\'s 403 body')
+  const plain = await send(bodyless, 'GET', '/page', bearer(s.user))
+  t.equal(plain.status, 403)
+  t.match(plain.body, '<title>403 Forbidden</title>', 'negative control: without error_page 403, nginx\'s own page')
+  // asked again with the request's own method: a refused cross-site POST is refused again, with its body
+  const refused = await send(port, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')
+  t.equal(refused.status, 403)
+  t.same(JSON.parse(refused.body), CSRF_REJECTED, 'gatehouse\'s csrf_rejected body')
+  t.equal(refused.headers['x-auth-user-id'], undefined, 'no identity in the answer')
 })
 
 t.test('Caddy forward_auth with the configuration of docs/proxies.md', async (t) => {
