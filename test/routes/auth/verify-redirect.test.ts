@@ -180,6 +180,10 @@ t.test('a signed-in user lacking the role gets 403, never a redirect: the forbid
     t.equal(portal.statusCode, 403)
     t.equal(mainOf(page.body), mainOf(portal.body).replaceAll('href="/portal/', `href="${PORTAL}/portal/`))
   }
+  // from a peer outside TRUST_PROXY the page is the same, but "Sign in as someone else" returns to the default, not to the URL it names
+  const untrusted = await verify(app, { url: '/auth/verify?roles=admin', headers: { ...NAVIGATE, ...cookie }, remoteAddress: '192.0.2.7' })
+  t.equal(untrusted.statusCode, 403)
+  t.match(untrusted.body, `<a href="${PORTAL}/portal/login?prompt=login&amp;rd=${encodeURIComponent(`${PORTAL}/portal/account`)}">Sign in as someone else</a>`)
   const fetched = await verify(app, { url: '/auth/verify?roles=admin', headers: { ...NAVIGATE, ...cookie, 'sec-fetch-mode': 'cors' } })
   t.equal(fetched.statusCode, 403)
   t.same(fetched.json(), { error: 'Forbidden', message: 'You are not allowed to perform this action', code: 'forbidden', reason: 'missing_role', required_roles: ['admin'] })
@@ -193,6 +197,7 @@ t.test('a signed-in user lacking the role gets 403, never a redirect: the forbid
   t.strictSame(denied.entries.map((e) => ({ actorId: e.actorId, sessionId: e.sessionId, detail: e.detail })), [
     // the CSRF rule refuses before the token is taken: as without the setting, no actor
     { actorId: null, sessionId: null, detail: 'csrf_rejected: GET /auth/verify' },
+    { actorId: user.id, sessionId: claimsOf(token).session_id, detail: 'missing_role: GET /auth/verify' },
     { actorId: user.id, sessionId: claimsOf(token).session_id, detail: 'missing_role: GET /auth/verify' },
     { actorId: user.id, sessionId: claimsOf(token).session_id, detail: 'missing_role: GET /auth/verify' },
     { actorId: user.id, sessionId: claimsOf(token).session_id, detail: 'missing_role: GET /auth/verify' }
