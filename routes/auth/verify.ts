@@ -72,6 +72,7 @@ function browserAnswers (portal: NonNullable<Config['portal']>, config: Config):
 
   /** The page for a missing role; a csrf_rejected 403 keeps its body. The body says which roles, as AUTHZ_DENIAL_DETAILS allows. */
   function forbidden (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+    // always the one error handler's JSON here (every failure of this route goes through it)
     const body = JSON.parse(String(payload)) as { code?: string, required_roles?: string[] }
     if (body.code !== 'forbidden') return payload
     const { headers, html } = page({ email: request.claims?.email, requiredRoles: body.required_roles, target: targetOf(request) })
