@@ -32,7 +32,6 @@ interface ForbiddenView {
   email: string | undefined
   reason: DenialReason | undefined
   requiredRoles: string[]
-  explanation: string
   error: { code: 'forbidden', message: string }
 }
 
@@ -51,7 +50,6 @@ function forbiddenView ({ email, reason, roles, details }: Denial): ForbiddenVie
     email,
     reason: requiredRoles.length > 0 ? known ?? 'missing_role' : known,
     requiredRoles,
-    explanation,
     error: { code: 'forbidden', message: explanation }
   }
 }

@@ -3,7 +3,10 @@ import codeRoutes from './code.js'
 import forbiddenRoutes from './forbidden.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
+import recoveryRoutes from './recovery.js'
+import registerRoutes from './register.js'
 import twoFactorRoutes from './two-factor.js'
+import accountRoutes from './account/index.js'
 
 /**
  * Everything under /portal (docs/portal.md), registered by src/app.ts with `{ prefix: '/portal' }`
@@ -12,6 +15,9 @@ import twoFactorRoutes from './two-factor.js'
  */
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
+  await fastify.register(accountRoutes)
+  if (fastify.config.enableRegister) await fastify.register(registerRoutes)
+  if (fastify.config.passwordReset !== undefined) await fastify.register(recoveryRoutes)
   await fastify.register(logoutRoutes)
   await fastify.register(forbiddenRoutes)
   if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)

@@ -40,10 +40,10 @@ export function forbiddenPage (portal: { publicUrl: string, title: string, defau
       assets: { style },
       scripts: [],
       heading: 'Access denied',
+      wide: false,
       notice: undefined,
       error: { code: 'forbidden', message: EXPLANATION },
       email,
-      explanation: EXPLANATION,
       reason: 'missing_role',
       requiredRoles: requiredRoles ?? [],
       switchHref: `${base}/login?prompt=login&rd=${encodeURIComponent(target ?? portal.defaultReturnUrl)}`

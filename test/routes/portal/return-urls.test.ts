@@ -77,3 +77,17 @@ t.test('sign-out: every attack lands on the default too', async (t) => {
   const control = await new PageClient(app).post('/portal/logout', { rd: 'https://partner.example/back' })
   t.equal(control.headers.location, 'https://partner.example/back')
 })
+
+t.test('a form shown again after a failure still lets the browser land on its return URL\'s origin (CSP form-action)', async (t) => {
+  const app = await portalApp(t, SETTINGS)
+  const user = await createUser(app)
+  const browser = new PageClient(app)
+  const wrong = await browser.post('/portal/login', { email: user.email, password: 'not-it', rd: 'https://partner.example/back' })
+  t.equal(wrong.statusCode, 401)
+  t.match(wrong.headers['content-security-policy'], /; form-action 'self' https:\/\/partner.example$/)
+  const refused = await browser.post('/portal/login', { email: user.email, password: 'not-it', rd: 'https://evil.com/' })
+  t.match(refused.headers['content-security-policy'], /; form-action 'self'$/, 'a refused one adds nothing')
+  const logout = await browser.post('/portal/logout', { scope: 'global', rd: 'https://app.gh.localhost/' })
+  t.equal(logout.statusCode, 401)
+  t.match(logout.headers['content-security-policy'], /; form-action 'self' https:\/\/app.gh.localhost$/)
+})
