@@ -170,6 +170,15 @@ async function assertFlow (t: Test, browser: Browser, flow: Flow, nginx: boolean
   t.equal(signIn.searchParams.get('rd'), target, 'carrying the application\'s URL, query included')
   await signInThroughForm(page, user.email, user.password)
   t.equal(page.url(), target, 'back on the original URL')
+  await documents.settled()
+  const login = `${flow.portal}/portal/login?rd=${encodeURIComponent(target)}`
+  // the record sees the sign-in form where there is one: the control of step 3's "no form"
+  t.strictSame(documents.list, [
+    { status: 302, url: target },
+    { status: 200, url: login, form: true },
+    { status: 303, url: `${flow.portal}/portal/login` },
+    { status: 200, url: target, form: false }
+  ], 'the redirect, the sign-in form, its 303, the application')
   const seen = await echoOf(page)
   const sessionId = seen.identity['x-auth-session-id']
   t.match(sessionId, UUID)
