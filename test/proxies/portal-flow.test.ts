@@ -297,7 +297,7 @@ t.teardown(() => browser.close())
 
 t.test('the browser flow through nginx with the configuration of docs/proxies.md', async (t) => {
   const dir = tempDir(t)
-  const portless = await freePort()
+  const [portless = 0, unsent = 0] = await Promise.all([freePort(), freePort()])
   const flow = await flowOn(t, async ({ gatehouse, echo, port, adminPort }) => {
     const { upstream, servers } = nginxParts()
     const http = [
@@ -305,9 +305,11 @@ t.test('the browser flow through nginx with the configuration of docs/proxies.md
       nginxServers(servers, port, { echo }),
       nginxServers(replaced(servers, '?mode=auth_request&roles=;', '?mode=auth_request&roles=admin;'), adminPort, { echo }),
       // the negative control of $http_host: the document's $host, on a non-default port
-      nginxServers(servers, portless, { echo }, '$host')
+      nginxServers(servers, portless, { echo }, '$host'),
+      // and of @gh_signin: the document's servers without the error_page line that sends a 401 there
+      nginxServers(replaced(servers, 'error_page 401 = @gh_signin;', ''), unsent, { echo })
     ].join('\n')
-    await startNginx(t, dir, http, [port, adminPort, portless])
+    await startNginx(t, dir, http, [port, adminPort, portless, unsent])
   })
   await assertFlow(t, browser, flow, true)
   await assertTotpLeg(t, browser, flow)
@@ -318,6 +320,10 @@ t.test('the browser flow through nginx with the configuration of docs/proxies.md
   t.equal(kept.headers.location, `${flow.portal}/portal/login?rd=${encodeURIComponent(`${flow.app}/p?a=1`)}`, '$http_host keeps the port')
   const lost = await send(portless, 'GET', '/p?a=1', { ...navigate, host: `app.gh.localhost:${portless}` })
   t.equal(lost.headers.location, `${flow.portal}/portal/login?rd=${encodeURIComponent('http://app.gh.localhost/p?a=1')}`, 'negative control: $host loses it')
+  t.equal(kept.status, 302, 'the 401 with a Location becomes a 302')
+  const stays = await send(unsent, 'GET', '/p?a=1', { ...navigate, host: `app.gh.localhost:${unsent}` })
+  t.equal(stays.status, 401, 'negative control: without error_page 401 = @gh_signin, nginx answers the navigation 401')
+  t.equal(stays.headers.location, undefined)
 })
 
 t.test('the browser flow through Caddy with the configuration of docs/proxies.md', async (t) => {
