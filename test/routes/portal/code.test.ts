@@ -72,7 +72,7 @@ t.test('the mailed code signs in: 303 to the return URL, amr ["email"]; a wrong 
   t.equal(claims.user_id, user.id)
   t.strictSame([claims.aal, claims.amr], ['aal1', ['email']])
   t.match((await auditRows(app, 'email_code_failed')).at(-1), { outcome: 'failure', userId: user.id, detail: 'login' })
-  t.match((await auditRows(app, 'login_succeeded')).at(-1), { userId: user.id, sessionId: claims.session_id, detail: 'email code' })
+  t.match((await auditRows(app, 'login_succeeded')).at(-1), { userId: user.id, sessionId: claims.session_id, detail: 'portal' })
 
   const spent = await browser.post('/portal/code/verify', { code })
   t.equal(spent.statusCode, 303, 'no step any more: ask for an address again')

@@ -64,7 +64,7 @@ t.test('POST /portal/2fa with oathtool\'s code: signed in at aal2, 303 to the re
   const failed = await auditRows(app, 'totp_failed')
   t.match(failed.at(-1), { outcome: 'failure', userId: user.id, detail: 'wrong code' })
   const succeeded = await auditRows(app, 'login_succeeded')
-  t.match(succeeded.at(-1), { outcome: 'success', userId: user.id, sessionId: claims.session_id, detail: 'second factor' })
+  t.match(succeeded.at(-1), { outcome: 'success', userId: user.id, sessionId: claims.session_id, detail: 'portal' }, 'a portal sign-in says so; the method is in the amr')
   const challenge = await auditRows(app, 'mfa_challenge_issued')
   t.match(challenge.at(-1), { userId: user.id, detail: 'pwd' })
 
