@@ -64,7 +64,9 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
   await fastify.register(fastifyStatic, { root: ASSETS_DIR, serve: false, cacheControl: false })
   const assets = hashedAssetNames()
   for (const [file, hashed] of assets) {
-    fastify.get(`/assets/${hashed}`, { schema: { hide: true } }, async (_request, reply) => await reply.sendFile(file))
+    // public files, also used by the forbidden page /auth/verify serves on an application's origin:
+    // helmet's same-origin resource policy would keep them from it
+    fastify.get(`/assets/${hashed}`, { schema: { hide: true } }, async (_request, reply) => await reply.header('cross-origin-resource-policy', 'cross-origin').sendFile(file))
   }
   const assetUrl = (file: string): string => `${base}/assets/${assets.get(file) ?? file}`
   const shared = { portalTitle: portal.title, base, assets: { style: assetUrl('style.css') } }
