@@ -1,5 +1,4 @@
-import { Eta } from 'eta'
-import { hashedAssetNames, TEMPLATES_DIR } from './files.js'
+import { hashedAssetNames, portalTemplates } from './files.js'
 
 /** Who was refused, and why: what /auth/verify's 403 body says, as a person reads it. */
 export interface Refusal {
@@ -22,7 +21,7 @@ const EXPLANATION = 'Your account does not have a role this page needs.'
  * a request that passes.
  */
 export function forbiddenPage (portal: { publicUrl: string, title: string, defaultReturnUrl: string }): (refusal: Refusal) => { headers: Record<string, string>, html: string } {
-  const eta = new Eta({ views: TEMPLATES_DIR, cache: true })
+  const eta = portalTemplates()
   const origin = new URL(portal.publicUrl).origin
   const base = `${portal.publicUrl}/portal`
   const style = `${base}/assets/${hashedAssetNames().get('style.css') ?? 'style.css'}`
@@ -34,7 +33,7 @@ export function forbiddenPage (portal: { publicUrl: string, title: string, defau
     'cache-control': 'no-store'
   }
   return ({ email, requiredRoles, target }) => {
-    const html = eta.render('forbidden', {
+    const html = eta.render('@forbidden', {
       portalTitle: portal.title,
       base,
       assets: { style },
