@@ -1,0 +1,141 @@
+import type { FastifyInstance } from 'fastify'
+import { Secret, TOTP } from 'otpauth'
+import type { Page, Response } from 'playwright-core'
+
+/*
+ * Every page of the portal and its main error states, one row each, as a browser reaches them:
+ * the table test/browser/portal.test.ts loads in Chromium (axe-core, CSP, status) and
+ * scripts/portal-screenshots.ts photographs for docs/portal.md. A new page is one more row.
+ */
+
+/** Strings that would run as markup if any page printed them unescaped. */
+export const HOSTILE = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', '\'><svg onload=alert(1)>'] as const
+
+/** The host the pages may return to besides their own (PORTAL_RETURN_HOSTS): an application. */
+export const APP_HOST = 'app.gh.localhost'
+
+/** The settings under which every page exists, for a portal on `origin` (http://auth.gh.localhost:<port>). */
+export function portalSettings (origin: string): Record<string, unknown> {
+  return {
+    ENABLE_PORTAL: true,
+    PUBLIC_URL: origin,
+    PORTAL_RETURN_HOSTS: APP_HOST,
+    ENABLE_REGISTER: true,
+    ENABLE_PASSWORD_RESET: true,
+    ENABLE_EMAIL_OTP: true,
+    ENABLE_TOTP: true,
+    DATA_ENCRYPTION_KEYS: `portal:${Buffer.alloc(32, 7).toString('base64')}`
+  }
+}
+
+export interface DemoUser { id: string, email: string, password: string, name: string }
+
+/** What the rows act on: the portal's origin, an application's origin, and the demo users. */
+export interface Demo {
+  origin: string
+  /** an origin on APP_HOST, same port: a return target on another host */
+  appOrigin: string
+  user: DemoUser
+  /** a user with TOTP on (signing in leads to /portal/2fa) */
+  totpUser: DemoUser & { secret: string }
+}
+
+async function json (app: FastifyInstance, url: string, payload: unknown, token?: string): Promise<Record<string, unknown>> {
+  const res = await app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
+  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+/** Creates the demo users through the service and the JSON routes (TOTP enrolled and confirmed). */
+export async function seedDemo (app: FastifyInstance, origin: string, names: { user?: string, totp?: string } = {}): Promise<Demo> {
+  const password = 'Demo-Password-42'
+  const make = async (email: string, name: string): Promise<DemoUser> => {
+    const created = await app.services.users.create({ email, password, name, roles: ['user'], isSuperuser: false })
+    return { id: created.id, email, password, name }
+  }
+  const user = await make('ada@example.com', names.user ?? 'Ada Lovelace')
+  const totp = await make('grace@example.com', names.totp ?? 'Grace Hopper')
+  const access = (await json(app, '/auth/login', { email: totp.email, password })).access_token as string
+  const secret = (await json(app, '/auth/enable-2fa', { password }, access)).secret as string
+  await json(app, '/auth/verify-2fa', { code: new TOTP({ secret: Secret.fromBase32(secret) }).generate() }, access)
+  const port = new URL(origin).port
+  return { origin, appOrigin: `http://${APP_HOST}${port === '' ? '' : `:${port}`}`, user, totpUser: { ...totp, secret } }
+}
+
+/** Submits the page's (first) form by its submit button and waits for the answer it navigates to. */
+export async function submit (page: Page, button = 'button[type="submit"]'): Promise<Response | null> {
+  const [response] = await Promise.all([page.waitForNavigation(), page.locator(button).first().click()])
+  return response
+}
+
+/** Fills the sign-in form of /portal/login (whatever `rd` the page was opened with) and submits it. */
+export async function signIn (page: Page, demo: Demo, user: { email: string, password: string }, query = ''): Promise<Response | null> {
+  await page.goto(`${demo.origin}/portal/login${query}`)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  return await submit(page)
+}
+
+/** One state of one page: where a fresh, signed-out browser finds it, and the status it answers. */
+export interface PageState {
+  /** the screenshot's name (docs/portal/<name>.png) and the test's */
+  name: string
+  /** the GET route the state is shown at, as registered (`/portal/login`) */
+  route: string
+  status: number
+  /** the width the screenshot is taken at: a phone's (390) or a desktop's (1000) */
+  width: 390 | 1000
+  reach (page: Page, demo: Demo): Promise<Response | null>
+}
+
+export const PAGES: PageState[] = [
+  { name: 'login', route: '/portal/login', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/login`) },
+  {
+    name: 'login-wrong-password',
+    route: '/portal/login',
+    status: 401,
+    width: 390,
+    reach: async (page, demo) => await signIn(page, demo, { email: demo.user.email, password: 'not-the-password' })
+  },
+  {
+    // the browser's own checks stand aside (novalidate) so the server's 422 and its field messages show
+    name: 'login-invalid',
+    route: '/portal/login',
+    status: 422,
+    width: 1000,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/login`)
+      await page.evaluate('document.querySelector("form").noValidate = true')
+      await page.getByLabel('Email').fill('not-an-address')
+      return await submit(page)
+    }
+  },
+  {
+    // the CSRF cookie is gone (a browser that dropped it) when the form is sent
+    name: 'csrf-rejected',
+    route: '/portal/login',
+    status: 403,
+    width: 1000,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/login`)
+      await page.context().clearCookies({ name: '__Host-gh_csrf' })
+      await page.getByLabel('Email').fill(demo.user.email)
+      await page.getByLabel('Password').fill(demo.user.password)
+      return await submit(page)
+    }
+  },
+  { name: 'not-found', route: '/portal/*', status: 404, width: 1000, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/no-such-page`) },
+  {
+    // signed in, an application that never receives the cookie sends the browser back: the fourth time is the loop page
+    name: 'redirect-loop',
+    route: '/portal/login',
+    status: 508,
+    width: 1000,
+    reach: async (page, demo) => {
+      await signIn(page, demo, demo.user)
+      const bounce = `${demo.origin}/portal/login?rd=${encodeURIComponent(`${demo.appOrigin}/health`)}`
+      for (let i = 0; i < 3; i++) await page.goto(bounce)
+      return await page.goto(bounce)
+    }
+  }
+]
