@@ -1,5 +1,10 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox'
 import { Email, Password } from './common.js'
+import { EmailCode } from './recovery.js'
+import { EXACTLY_ONE_CODE, RecoveryCode, TotpCode } from './two-factor.js'
+import { ROLES_MAX_LENGTH } from './verify.js'
+import { ForgotPasswordRequest, ResetPasswordRequest } from './recovery.js'
+import { CreateUserRequest } from './users.js'
 
 /*
  * The portal's forms and queries. A return URL is never refused by its schema: a value the rule of
@@ -25,3 +30,62 @@ export type LoginQuery = Static<typeof LoginQuery>
 
 export const LoginForm = portalForm({ email: Email, password: Password })
 export type LoginForm = Static<typeof LoginForm>
+
+/** The second-factor page: a TOTP code or a recovery code, exactly one (as POST /auth/verify-2fa). */
+export const TwoFactorForm = Type.Object({
+  csrf: Type.String({ maxLength: 64 }),
+  code: Type.Optional(TotpCode),
+  recovery_code: Type.Optional(RecoveryCode)
+}, { additionalProperties: false, ...EXACTLY_ONE_CODE })
+export type TwoFactorForm = Static<typeof TwoFactorForm>
+
+export const TwoFactorQuery = Type.Object({ use: Type.Optional(Type.String({ maxLength: 16 })) })
+export type TwoFactorQuery = Static<typeof TwoFactorQuery>
+
+export const EmailCodeRequestForm = portalForm({ email: Email })
+export type EmailCodeRequestForm = Static<typeof EmailCodeRequestForm>
+
+export const EmailCodeForm = Type.Object({ csrf: Type.String({ maxLength: 64 }), code: EmailCode }, { additionalProperties: false })
+export type EmailCodeForm = Static<typeof EmailCodeForm>
+
+/** Sign out here (`local`, the default) or on every device (`global`), as POST /auth/logout's scope. */
+export const LogoutForm = portalForm({ scope: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('global')])) })
+export type LogoutForm = Static<typeof LogoutForm>
+
+/** The forbidden page: where access was denied, why, and which roles would have passed (comma-separated, as /auth/verify's `roles`). */
+export const ForbiddenQuery = Type.Object({
+  rd: Type.Optional(ReturnUrl),
+  reason: Type.Optional(Type.String({ maxLength: 32 })),
+  roles: Type.Optional(Type.String({ maxLength: ROLES_MAX_LENGTH }))
+})
+export type ForbiddenQuery = Static<typeof ForbiddenQuery>
+
+/*
+ * Registration, password recovery and the account page. Each field is the JSON route's own schema,
+ * so a 422 says what the JSON route says, beside the same field name.
+ */
+export const RegisterForm = portalForm({
+  name: CreateUserRequest.properties.name,
+  email: CreateUserRequest.properties.email,
+  password: CreateUserRequest.properties.password
+})
+export type RegisterForm = Static<typeof RegisterForm>
+
+export const ForgotForm = portalForm({ email: ForgotPasswordRequest.properties.email })
+export type ForgotForm = Static<typeof ForgotForm>
+
+export const ForgotQuery = Type.Object({ sent: Type.Optional(Type.String({ maxLength: 8 })) })
+export type ForgotQuery = Static<typeof ForgotQuery>
+
+/**
+ * The reset form: `token` is the hidden field reset.js fills from the address bar's fragment;
+ * without JavaScript, `reset_link` is the link pasted whole (or the bare token). `code` is sent
+ * empty by every browser whose account has no second factor, so empty means absent here.
+ */
+export const ResetForm = portalForm({
+  token: Type.Optional(Type.String({ maxLength: 256 })),
+  reset_link: Type.Optional(Type.String({ maxLength: 4096 })),
+  new_password: ResetPasswordRequest.properties.new_password,
+  code: Type.Optional(Type.String({ maxLength: 64 }))
+})
+export type ResetForm = Static<typeof ResetForm>

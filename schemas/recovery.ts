@@ -28,9 +28,12 @@ export const SendOtpRequest = Type.Object({
 }, { additionalProperties: false })
 export type SendOtpRequest = Static<typeof SendOtpRequest>
 
+/** An email code: six digits, but any bounded string is taken (a wrong shape is invalid_otp, not a 422). */
+export const EmailCode = Type.String({ notBlank: true, maxLength: 32 })
+
 export const VerifyOtpRequest = Type.Object({
   email: Email,
-  code: Type.String({ notBlank: true, maxLength: 32 }),
+  code: EmailCode,
   purpose: CodePurpose,
   remember: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })

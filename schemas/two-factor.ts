@@ -7,14 +7,14 @@ import { TokenResponse } from './auth.js'
  * shape is the catalogue's 400 invalid_otp, never a 422, so a client cannot probe the format.
  */
 
-const Code = Type.String({ notBlank: true, maxLength: 32, description: 'the six digits the authenticator app shows now' })
-const RecoveryCode = Type.String({ notBlank: true, maxLength: 64, description: 'one of the recovery codes, each good once' })
+export const TotpCode = Type.String({ notBlank: true, maxLength: 32, description: 'the six digits the authenticator app shows now' })
+export const RecoveryCode = Type.String({ notBlank: true, maxLength: 64, description: 'one of the recovery codes, each good once' })
 
 /**
  * Exactly one of `code` and `recovery_code`, said in the schema so that validators, mock servers
  * (Prism) and generators see it; src/validation reports it under both fields with this message.
  */
-const EXACTLY_ONE_CODE = {
+export const EXACTLY_ONE_CODE = {
   // each branch names its property (`{}`: any value, the property's own schema judges it), as Ajv's strictRequired asks
   oneOf: [{ properties: { code: {} }, required: ['code'] }, { properties: { recovery_code: {} }, required: ['recovery_code'] }],
   errorMessage: { oneOf: 'Exactly one of code and recovery_code is required' }
@@ -33,7 +33,7 @@ export const TotpEnrolment = Type.Object({
 
 export const VerifyTotpRequest = Type.Object({
   mfa_token: Type.Optional(Type.String({ notBlank: true, maxLength: 256, description: 'the challenge of a sign-in (403 mfa_required); absent: confirming enrolment with an access token' })),
-  code: Type.Optional(Code),
+  code: Type.Optional(TotpCode),
   recovery_code: Type.Optional(RecoveryCode)
 }, { additionalProperties: false, ...EXACTLY_ONE_CODE, description: 'Either `code` (enrolment, or a sign-in), or with `mfa_token` exactly one of `code` and `recovery_code`' })
 export type VerifyTotpRequest = Static<typeof VerifyTotpRequest>
@@ -47,7 +47,7 @@ export const TotpActivated = Type.Object({
 
 export const RecoveryCodesRequest = Type.Object({
   password: Password,
-  code: Code
+  code: TotpCode
 }, { additionalProperties: false })
 export type RecoveryCodesRequest = Static<typeof RecoveryCodesRequest>
 
@@ -57,7 +57,7 @@ export const RecoveryCodesResponse = Type.Object({
 
 export const DisableTotpRequest = Type.Object({
   password: Password,
-  code: Type.Optional(Code),
+  code: Type.Optional(TotpCode),
   recovery_code: Type.Optional(RecoveryCode)
 }, { additionalProperties: false, ...EXACTLY_ONE_CODE, description: 'The password and exactly one of `code` and `recovery_code`' })
 export type DisableTotpRequest = Static<typeof DisableTotpRequest>

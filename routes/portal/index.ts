@@ -1,5 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify'
+import codeRoutes from './code.js'
 import loginRoutes from './login.js'
+import logoutRoutes from './logout.js'
+import twoFactorRoutes from './two-factor.js'
+import recoveryRoutes from './recovery.js'
+import registerRoutes from './register.js'
 
 /**
  * Everything under /portal (docs/portal.md), registered by src/app.ts with `{ prefix: '/portal' }`
@@ -8,6 +13,12 @@ import loginRoutes from './login.js'
  */
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
+  await fastify.register(logoutRoutes)
+  if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
+  const { twoFactor } = fastify.services
+  if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
+  if (fastify.config.enableRegister) await fastify.register(registerRoutes)
+  if (fastify.config.passwordReset !== undefined) await fastify.register(recoveryRoutes)
 }
 
 export default portalRoutes
