@@ -62,6 +62,15 @@ export async function seedDemo (app: FastifyInstance, origin: string, names: { u
   return { origin, appOrigin: `http://${APP_HOST}${port === '' ? '' : `:${port}`}`, user, totpUser: { ...totp, secret } }
 }
 
+/** A six-digit code that is not the one of `secret` now, nor of the steps either side. */
+function wrongCode (secret: string): string {
+  const totp = new TOTP({ secret: Secret.fromBase32(secret) })
+  const valid = new Set([-30_000, 0, 30_000].map((offset) => totp.generate({ timestamp: Date.now() + offset })))
+  let code = 0
+  while (valid.has(String(code).padStart(6, '0'))) code++
+  return String(code).padStart(6, '0')
+}
+
 /** Submits the page's (first) form by its submit button and waits for the answer it navigates to. */
 export async function submit (page: Page, button = 'button[type="submit"]'): Promise<Response | null> {
   const [response] = await Promise.all([page.waitForNavigation(), page.locator(button).first().click()])
@@ -122,6 +131,103 @@ export const PAGES: PageState[] = [
       await page.getByLabel('Email').fill(demo.user.email)
       await page.getByLabel('Password').fill(demo.user.password)
       return await submit(page)
+    }
+  },
+  { name: 'two-factor', route: '/portal/2fa', status: 200, width: 390, reach: async (page, demo) => await signIn(page, demo, demo.totpUser) },
+  {
+    name: 'two-factor-wrong-code',
+    route: '/portal/2fa',
+    status: 400,
+    width: 390,
+    reach: async (page, demo) => {
+      await signIn(page, demo, demo.totpUser)
+      await page.getByLabel('Code', { exact: true }).fill(wrongCode(demo.totpUser.secret))
+      return await submit(page)
+    }
+  },
+  {
+    name: 'two-factor-recovery',
+    route: '/portal/2fa',
+    status: 200,
+    width: 1000,
+    reach: async (page, demo) => {
+      await signIn(page, demo, demo.totpUser)
+      return await page.goto(`${demo.origin}/portal/2fa?use=recovery`)
+    }
+  },
+  { name: 'code', route: '/portal/code', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/code`) },
+  {
+    name: 'code-verify',
+    route: '/portal/code/verify',
+    status: 200,
+    width: 390,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/code`)
+      await page.getByLabel('Email').fill(demo.user.email)
+      return await submit(page)
+    }
+  },
+  {
+    name: 'code-verify-wrong-code',
+    route: '/portal/code/verify',
+    status: 400,
+    width: 1000,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/code`)
+      await page.getByLabel('Email').fill(demo.user.email)
+      await submit(page)
+      await page.getByLabel('Code', { exact: true }).fill('000000')
+      return await submit(page)
+    }
+  },
+  { name: 'register', route: '/portal/register', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/register`) },
+  {
+    name: 'register-invalid',
+    route: '/portal/register',
+    status: 422,
+    width: 1000,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/register`)
+      await page.evaluate('document.querySelector("form").noValidate = true')
+      await page.getByLabel('Name').fill('A')
+      await page.getByLabel('Email').fill('not-an-address')
+      await page.getByLabel('Password').fill('short')
+      return await submit(page)
+    }
+  },
+  { name: 'forgot', route: '/portal/forgot', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/forgot`) },
+  {
+    name: 'forgot-sent',
+    route: '/portal/forgot',
+    status: 200,
+    width: 1000,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/forgot`)
+      await page.getByLabel('Email').fill(demo.user.email)
+      return await submit(page)
+    }
+  },
+  // the token sits in the fragment, which reaches no server: reset.js moves it into the form
+  { name: 'reset', route: '/portal/reset', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/reset#token=${'x'.repeat(43)}`) },
+  {
+    name: 'reset-invalid-link',
+    route: '/portal/reset',
+    status: 400,
+    width: 1000,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/reset#token=${'x'.repeat(43)}`)
+      await page.getByLabel('New password').fill('A-new-password-42')
+      return await submit(page)
+    }
+  },
+  {
+    name: 'logout',
+    route: '/portal/logout',
+    status: 200,
+    width: 390,
+    reach: async (page, demo) => {
+      await signIn(page, demo, demo.user)
+      return await page.goto(`${demo.origin}/portal/logout`)
     }
   },
   { name: 'not-found', route: '/portal/*', status: 404, width: 1000, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/no-such-page`) },
