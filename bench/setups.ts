@@ -72,6 +72,16 @@ function asymmetric (id: 'es256' | 'eddsa', alg: string): Setup {
   }
 }
 
+/** The sign-in pages and FORWARD_AUTH_REDIRECT on, as production needs them (https PUBLIC_URL, DATA_ENCRYPTION_KEYS). */
+export function portalEnv (): NodeJS.ProcessEnv {
+  return {
+    ENABLE_PORTAL: 'true',
+    FORWARD_AUTH_REDIRECT: 'true',
+    PUBLIC_URL: 'https://auth.bench.example',
+    DATA_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`
+  }
+}
+
 export function setupOf (id: SetupId): Setup {
   switch (id) {
     case 'sqlite':
@@ -98,12 +108,7 @@ export function setupOf (id: SetupId): Setup {
         id,
         title: 'SQLite, one process, ENABLE_PORTAL and FORWARD_AUTH_REDIRECT on',
         targets: { 'portal-login': 0.50, 'verify-redirect': 0.75 },
-        prepare: async () => ({
-          ENABLE_PORTAL: 'true',
-          FORWARD_AUTH_REDIRECT: 'true',
-          PUBLIC_URL: 'https://auth.bench.example',
-          DATA_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`
-        }),
+        prepare: async () => portalEnv(),
         cleanup: nothing
       }
     case 'workers':

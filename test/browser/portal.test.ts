@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import t from 'tap'
-import { HOSTILE, PAGES, portalSettings, seedDemo, signIn, type Demo } from '../../scripts/portal-pages.js'
+import { HOSTILE, PAGES, portalSettings, seedDemo, signIn, submit, type Demo } from '../../scripts/portal-pages.js'
 import { build, type TestContext } from '../helper.js'
 import { freePort } from '../mail/aiosmtpd.js'
 import { startCaptureServer } from '../mail/smtp-capture.js'
@@ -140,6 +140,15 @@ t.test('hostile names and login hints show as text, verbatim, and run nothing', 
 
       await signIn(page, demo, { email: demo.user.email, password: 'wrong' }, `?login_hint=${encodeURIComponent(hostile)}`)
       t.equal(await page.getByLabel('Email').inputValue(), demo.user.email)
+
+      // a 422 fills the form in again: the name as typed
+      await page.goto(`${demo.origin}/portal/register`)
+      await page.evaluate('document.querySelector("form").noValidate = true')
+      await page.getByLabel('Name').fill(hostile)
+      await page.getByLabel('Email').fill('not-an-address')
+      t.equal((await submit(page))?.status(), 422)
+      t.equal(await page.getByLabel('Name').inputValue(), hostile, 'the register page keeps the name as text')
+      t.equal(await page.locator('img, svg, body script').count(), 0)
       t.same(problems, [], `no dialog (${i})`)
     })
   }
