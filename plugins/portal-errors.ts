@@ -42,7 +42,10 @@ export default fp(async function portalErrorsPlugin (fastify: FastifyInstance) {
     if (error instanceof RateLimited) reply.header('retry-after', String(error.retryAfter))
     const form = request.routeOptions.config.portalForm
     if (form === undefined || request.method !== 'POST' || PAGE_LEVEL.has(answer.code)) return messagePage(reply, answer)
-    return reply.page({ ...form(request), error: { code: answer.code, message: answer.message }, errors: answer.errors ?? {} }, { status: answer.status })
+    const view = form(request)
+    // the form shown again must still be allowed to land where it goes (CSP form-action applies to the redirect)
+    const formTarget = typeof view.formTarget === 'string' ? view.formTarget : typeof view.rd === 'string' ? view.rd : undefined
+    return reply.page({ ...view, error: { code: answer.code, message: answer.message }, errors: answer.errors ?? {} }, { status: answer.status, formTarget })
   })
 
   fastify.setNotFoundHandler(function (request: FastifyRequest, reply: FastifyReply) {

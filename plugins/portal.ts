@@ -27,7 +27,10 @@ declare module 'fastify' {
   }
 }
 
-/** A page: its template (src/portal/templates), its heading, and what the template reads. */
+/**
+ * A page: its template (src/portal/templates), its heading, and what the template reads. A form
+ * shown again after a failed POST lands on `formTarget`, else on `rd` (plugins/portal-errors.ts).
+ */
 export interface PageView {
   template: string
   heading: string

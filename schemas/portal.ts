@@ -2,7 +2,6 @@ import { Type, type Static, type TProperties } from '@sinclair/typebox'
 import { Email, Password } from './common.js'
 import { EmailCode } from './recovery.js'
 import { EXACTLY_ONE_CODE, RecoveryCode, TotpCode } from './two-factor.js'
-import { ROLES_MAX_LENGTH } from './verify.js'
 import { ForgotPasswordRequest, ResetPasswordRequest } from './recovery.js'
 import { CreateUserRequest } from './users.js'
 
@@ -52,11 +51,15 @@ export type EmailCodeForm = Static<typeof EmailCodeForm>
 export const LogoutForm = portalForm({ scope: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('global')])) })
 export type LogoutForm = Static<typeof LogoutForm>
 
-/** The forbidden page: where access was denied, why, and which roles would have passed (comma-separated, as /auth/verify's `roles`). */
+/**
+ * The forbidden page: where access was denied, why, and which roles would have passed
+ * (comma-separated, as /auth/verify's `roles`). The page is a 403 whatever the query says, so
+ * nothing here is refused: a value of the wrong shape (or longer than /auth/verify reads) is left out.
+ */
 export const ForbiddenQuery = Type.Object({
-  rd: Type.Optional(ReturnUrl),
-  reason: Type.Optional(Type.String({ maxLength: 32 })),
-  roles: Type.Optional(Type.String({ maxLength: ROLES_MAX_LENGTH }))
+  rd: Type.Optional(Type.Unknown()),
+  reason: Type.Optional(Type.Unknown()),
+  roles: Type.Optional(Type.Unknown())
 })
 export type ForbiddenQuery = Static<typeof ForbiddenQuery>
 

@@ -59,7 +59,8 @@ const codeRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       rateLimit: fastify.rateLimits.login,
       portalForm: (request) => {
         const step = pendingStep(request)
-        return verifyPage(step?.email ?? '', portalSession.returnUrl(request, step?.rd))
+        const target = portalSession.returnUrl(request, step?.rd)
+        return { ...verifyPage(step?.email ?? '', target), formTarget: target }
       }
     }
   }, async (request, reply) => {

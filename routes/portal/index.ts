@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import codeRoutes from './code.js'
+import forbiddenRoutes from './forbidden.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
 import twoFactorRoutes from './two-factor.js'
@@ -14,6 +15,7 @@ import registerRoutes from './register.js'
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
   await fastify.register(logoutRoutes)
+  await fastify.register(forbiddenRoutes)
   if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
   const { twoFactor } = fastify.services
   if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })

@@ -15,7 +15,14 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService }
   const loginPage = `${config.portal?.publicUrl ?? ''}/portal/login`
 
   const page = (recovery: boolean): PageView => ({ template: 'two-factor', heading: 'Two-factor sign-in', recovery })
-  const postedPage = (request: FastifyRequest): PageView => page(typeof (request.body as Partial<TwoFactorForm> | undefined)?.recovery_code === 'string')
+  const landing = (request: FastifyRequest): string | undefined => {
+    const step = portalSession.flow.read(request)
+    return step?.step === 'second_factor' ? portalSession.returnUrl(request, step.rd) : undefined
+  }
+  const postedPage = (request: FastifyRequest): PageView => ({
+    ...page(typeof (request.body as Partial<TwoFactorForm> | undefined)?.recovery_code === 'string'),
+    formTarget: landing(request)
+  })
   // a stale or forged flow cookie, or none: the sign-in starts again
   const startAgain = async (reply: FastifyReply): Promise<FastifyReply> => await reply.redirect(loginPage, 303)
 

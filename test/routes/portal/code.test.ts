@@ -129,3 +129,14 @@ t.test('with ENABLE_EMAIL_OTP off, /portal/code and /portal/code/verify do not e
   const login = await browser.get('/portal/login')
   t.notMatch(login.body, /Email me a code/, 'and the sign-in page offers none')
 })
+
+t.test('the code page, and the page shown again after a wrong code, let the form land on a return URL of another origin', async (t) => {
+  const app = await recoveryApp(t, portalValues({ COOKIE_DOMAIN: 'gh.localhost' }))
+  const browser = new PageClient(app)
+  await browser.post('/portal/code', { email: 'someone@example.com', rd: 'https://app.gh.localhost/x' })
+  const formAction = /; form-action 'self' https:\/\/app.gh.localhost$/
+  t.match((await browser.get('/portal/code/verify')).headers['content-security-policy'], formAction)
+  const wrong = await browser.post('/portal/code/verify', { code: '000000' })
+  t.equal(wrong.statusCode, 400)
+  t.match(wrong.headers['content-security-policy'], formAction)
+})

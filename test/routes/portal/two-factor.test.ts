@@ -159,3 +159,19 @@ t.test('with ENABLE_TOTP off, /portal/2fa does not exist (404 page)', async (t) 
   t.equal(res.statusCode, 404)
   t.equal(alertCode(res.body), 'not_found')
 })
+
+t.test('the page, and the page shown again after a wrong code, let the form land on a return URL of another origin', async (t) => {
+  const app = await totpPortalApp(t, { COOKIE_DOMAIN: 'gh.localhost' })
+  const { browser } = await atSecondStep(app, 'https://app.gh.localhost/x')
+  const formAction = /; form-action 'self' https:\/\/app.gh.localhost$/
+  t.match((await browser.get('/portal/2fa')).headers['content-security-policy'], formAction)
+  const wrong = await browser.post('/portal/2fa', { code: '12345678' })
+  t.equal(wrong.statusCode, 400)
+  t.match(wrong.headers['content-security-policy'], formAction, 'CSP form-action applies to the redirect after the next try')
+  const invalid = await browser.post('/portal/2fa', {})
+  t.equal(invalid.statusCode, 422)
+  t.match(invalid.headers['content-security-policy'], formAction)
+  // the control: a same-origin return URL keeps form-action 'self' alone
+  const { browser: local } = await atSecondStep(app, '/portal/account')
+  t.equal((await local.post('/portal/2fa', { code: '12345678' })).headers['content-security-policy'], PAGE_HEADERS['content-security-policy'])
+})
