@@ -3,8 +3,11 @@ import fp from 'fastify-plugin'
 import { catalogueEntry, MethodNotAllowed, NotFound, RateLimited, type ErrorCode } from '../src/errors.js'
 import { methodsAt, type ErrorAnswer } from './error-handler.js'
 
-/** Failures that are about the request, not the form's fields: a page of their own, never the form again. */
-const PAGE_LEVEL = new Set<ErrorCode>(['csrf_rejected', 'unsupported_media_type', 'payload_too_large', 'not_found', 'method_not_allowed', 'redirect_loop', 'bad_request', 'internal_error', 'service_unavailable', 'request_timeout'])
+/**
+ * Failures that are about the request, not the form's fields: a page of their own, never the form
+ * again. (An unknown path never has a form; a form's own not_found, a session already ended, does.)
+ */
+const PAGE_LEVEL = new Set<ErrorCode>(['csrf_rejected', 'unsupported_media_type', 'payload_too_large', 'method_not_allowed', 'redirect_loop', 'bad_request', 'internal_error', 'service_unavailable', 'request_timeout'])
 
 /** What a person reads on the page for each page-level failure (the catalogue's message is written for programs). */
 const PAGES: Partial<Record<ErrorCode, { heading: string, text: string }>> = {
@@ -32,7 +35,7 @@ export default fp(async function portalErrorsPlugin (fastify: FastifyInstance) {
     return reply.page({ template: 'message', heading: words.heading, error: { code: answer.code, message: words.text }, paragraphs: paragraphs.slice(1), links: [{ href: home, text: 'Sign in' }] }, { status: answer.status })
   }
 
-  fastify.setErrorHandler(function (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  fastify.setErrorHandler(async function (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     const answer = fastify.errorAnswerOf(error, request)
     if (answer === undefined) {
       request.log.error({ err: error }, 'request failed')
@@ -42,7 +45,8 @@ export default fp(async function portalErrorsPlugin (fastify: FastifyInstance) {
     if (error instanceof RateLimited) reply.header('retry-after', String(error.retryAfter))
     const form = request.routeOptions.config.portalForm
     if (form === undefined || request.method !== 'POST' || PAGE_LEVEL.has(answer.code)) return messagePage(reply, answer)
-    const view = form(request)
+    // a page may need the database to be drawn again (the account page lists the sessions)
+    const view = await form(request)
     // the form shown again must still be allowed to land where it goes (CSP form-action applies to the redirect)
     const formTarget = typeof view.formTarget === 'string' ? view.formTarget : typeof view.rd === 'string' ? view.rd : undefined
     return reply.page({ ...view, error: { code: answer.code, message: answer.message }, errors: answer.errors ?? {} }, { status: answer.status, formTarget })

@@ -12,7 +12,7 @@ import { pageHeaders } from '../src/portal/headers.js'
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** A portal form: the page its POST shows again, with the error beside the fields, when it fails. */
-    portalForm?: (request: FastifyRequest) => PageView
+    portalForm?: (request: FastifyRequest) => PageView | Promise<PageView>
   }
   interface FastifyRequest {
     /** the `__Host-gh_csrf` token every form of this answer carries */

@@ -1,8 +1,8 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox'
-import { Email, Password } from './common.js'
-import { EmailCode } from './recovery.js'
-import { EXACTLY_ONE_CODE, RecoveryCode, TotpCode } from './two-factor.js'
-import { ForgotPasswordRequest, ResetPasswordRequest } from './recovery.js'
+import { ChangePasswordRequest } from './auth.js'
+import { Email, Password, Uuid } from './common.js'
+import { EmailCode, ForgotPasswordRequest, ResetPasswordRequest } from './recovery.js'
+import { EnableTotpRequest, EXACTLY_ONE_CODE, RecoveryCode, RecoveryCodesRequest, TotpCode } from './two-factor.js'
 import { CreateUserRequest } from './users.js'
 
 /*
@@ -92,3 +92,16 @@ export const ResetForm = portalForm({
   code: Type.Optional(Type.String({ maxLength: 64 }))
 })
 export type ResetForm = Static<typeof ResetForm>
+
+export const AccountQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 32 })) })
+export type AccountQuery = Static<typeof AccountQuery>
+
+/** The account page's actions: each form has the fields of its JSON route. */
+export const RevokeSessionForm = portalForm({ session: Uuid })
+export const RevokeOthersForm = portalForm({})
+export const ChangePasswordForm = portalForm(ChangePasswordRequest.properties)
+export const TotpEnrolForm = portalForm(EnableTotpRequest.properties)
+export const TotpConfirmForm = portalForm({ code: RecoveryCodesRequest.properties.code })
+export const RecoveryCodesForm = portalForm(RecoveryCodesRequest.properties)
+/** One `code` field for either proof POST /auth/disable-2fa takes: six digits are the app's code, anything else a recovery code. */
+export const TotpDisableForm = portalForm({ password: Password, code: Type.String({ notBlank: true, maxLength: 64 }) })

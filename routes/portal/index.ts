@@ -6,6 +6,7 @@ import logoutRoutes from './logout.js'
 import twoFactorRoutes from './two-factor.js'
 import recoveryRoutes from './recovery.js'
 import registerRoutes from './register.js'
+import accountRoutes from './account/index.js'
 
 /**
  * Everything under /portal (docs/portal.md), registered by src/app.ts with `{ prefix: '/portal' }`
@@ -19,6 +20,7 @@ const portalRoutes: FastifyPluginAsync = async (fastify) => {
   if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
   const { twoFactor } = fastify.services
   if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
+  await fastify.register(accountRoutes)
   if (fastify.config.enableRegister) await fastify.register(registerRoutes)
   if (fastify.config.passwordReset !== undefined) await fastify.register(recoveryRoutes)
 }

@@ -79,6 +79,16 @@ export class TwoFactorService {
     return { secret, otpauthUri: uri, qrSvg: await qrSvg(uri) }
   }
 
+  /** The factor being enrolled (enroll done, activate not yet): what its QR code and the account page show again. */
+  async pendingEnrolment (userId: string): Promise<Omit<Enrolment, 'qrSvg'> | undefined> {
+    const { store } = this.options
+    const factor = await store.totp.find(userId)
+    const user = factor?.state === 'pending' ? await store.users.findById(userId) : undefined
+    if (user === undefined || factor === undefined) return undefined
+    const secret = this.open(userId, factor.sealedSecret)
+    return { secret, otpauthUri: otpauthUri(secret, this.options.issuer, user.email) }
+  }
+
   async activate (caller: Claims, code: string, context: RequestContext): Promise<{ recoveryCodes: string[], pair: TokenPair }> {
     const { store, sessions } = this.options
     const user = await store.users.findById(caller.user_id)

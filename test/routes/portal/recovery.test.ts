@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { authHeader, createUser, login, PASSWORD, type TestContext } from '../../helper.js'
 import { delivered, latestMail, NEW_PASSWORD, queued, recoveryApp, resetTokenIn } from '../auth/recovery/support.js'
 import { enrolledUser, oathtool, testClock, TOTP_ON } from '../auth/two-factor/support.js'
+import { axeViolations, launchChromium, listeningPortal, pageProblems } from './chromium.js'
 import { alertCode, fieldValue, PAGE_HEADERS, PageClient, portalValues, PORTAL_ORIGIN } from './support.js'
 
 // PASSWORD_RESET_URL left unset: with the portal on it defaults to the portal's reset page
@@ -18,9 +19,9 @@ function fieldError (html: string, name: string): string | undefined {
 }
 
 /** The link of the latest reset mail to `email`, as the mail carries it. */
-async function mailedLink (app: FastifyInstance, email: string): Promise<{ link: string, token: string }> {
-  const token = resetTokenIn((await latestMail(app, email)).text, RESET_LINK)
-  return { link: RESET_LINK.replace('{token}', token), token }
+async function mailedLink (app: FastifyInstance, email: string, template = RESET_LINK): Promise<{ link: string, token: string }> {
+  const token = resetTokenIn((await latestMail(app, email)).text, template)
+  return { link: template.replace('{token}', token), token }
 }
 
 t.test('POST /portal/forgot: one 303 for a known and an unknown address; only the known one gets the mail, which links to the portal', async (t) => {
@@ -192,4 +193,61 @@ t.test('a forged reset is a 403 csrf_rejected page and changes nothing; with ENA
     t.equal(alertCode(res.body), 'not_found')
   }
   t.notMatch((await off.get('/portal/login')).body, /forgot/)
+})
+
+t.test('in Chromium: reset.js moves the token into the form and out of the address bar; without JavaScript the pasted link works; axe finds nothing serious', async (t) => {
+  const { app, origin } = await listeningPortal(t, {}, portalRecoveryApp)
+  const template = `${origin}/portal/reset#token={token}`
+  const browser = await launchChromium(t)
+  const page = await (await browser.newContext()).newPage()
+  const problems = pageProblems(page)
+
+  const user = await createUser(app)
+  await page.goto(`${origin}/portal/forgot`)
+  t.same(await axeViolations(page), [], 'the forgot page')
+  await page.fill('#email', user.email)
+  await Promise.all([page.waitForURL(`${origin}/portal/forgot?sent=1`), page.click('button[type=submit]')])
+  t.equal(await page.textContent('.notice'), SENT)
+  const { link, token } = await mailedLink(app, user.email, template)
+
+  await page.goto(link)
+  t.equal(page.url(), `${origin}/portal/reset`, 'the token left the address bar')
+  t.equal(await page.inputValue('input[name=token]'), token, 'and is in the form')
+  t.equal(await page.isVisible('#reset_link'), false, 'no link is asked for')
+  t.same(await axeViolations(page), [], 'the reset page')
+  await page.fill('#new_password', 'short')
+  await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')])
+  t.equal(await page.textContent('#new_password-error'), 'The new_password field must be at least 8 characters')
+  t.same(await axeViolations(page), [], 'the reset page with its error')
+  await page.fill('#new_password', NEW_PASSWORD)
+  await Promise.all([page.waitForURL(`${origin}/portal/login?done=reset`), page.click('button[type=submit]')])
+  t.equal(await page.textContent('.notice'), 'Your password was changed. Sign in with the new one.')
+  t.same(problems, [], 'no script error, no CSP violation')
+
+  // without JavaScript: the fragment stays where it is, and the pasted link carries it
+  const other = await createUser(app)
+  await app.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: other.email } })
+  const mailed = await mailedLink(app, other.email, template)
+  const plain = await (await browser.newContext({ javaScriptEnabled: false })).newPage()
+  await plain.goto(mailed.link)
+  t.equal(plain.url(), mailed.link, 'nothing moved it')
+  t.equal(await plain.inputValue('input[name=token]'), '')
+  t.equal(await plain.isVisible('#reset_link'), true, 'the "Reset link" field shows')
+  await plain.fill('#reset_link', mailed.link)
+  await plain.fill('#new_password', NEW_PASSWORD)
+  await Promise.all([plain.waitForURL(`${origin}/portal/login?done=reset`), plain.click('button[type=submit]')])
+  t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { email: other.email, password: NEW_PASSWORD } })).statusCode, 200)
+})
+
+t.test('POST /portal/reset counts toward the sign-in limit per address, as POST /auth/reset-password does: 429', async (t) => {
+  const app = await portalRecoveryApp(t, { LOGIN_RATE_LIMIT: '2/m' })
+  const browser = new PageClient(app)
+  const unknown = { token: 'A'.repeat(43), new_password: NEW_PASSWORD }
+  t.equal((await browser.post('/portal/reset', unknown)).statusCode, 400, 'below the limit: the service answers')
+  t.equal((await app.inject({ method: 'POST', url: '/auth/reset-password', payload: unknown })).statusCode, 400, 'the JSON route counts in the same group')
+  const limited = await browser.post('/portal/reset', unknown)
+  t.equal(limited.statusCode, 429)
+  t.equal(alertCode(limited.body), 'rate_limited')
+  t.ok(Number(limited.headers['retry-after']) > 0)
+  t.match(limited.body, /<form method="post" action="\/portal\/reset"/, 'the reset page again')
 })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { authHeader, createUser, PASSWORD } from '../../helper.js'
+import { axeViolations, launchChromium, listeningPortal, pageProblems } from './chromium.js'
 import { alertCode, fieldValue, PAGE_HEADERS, PageClient, portalApp, PORTAL_ORIGIN } from './support.js'
 
 const REGISTER = { ENABLE_REGISTER: true }
@@ -102,4 +103,42 @@ t.test('with ENABLE_REGISTER off the page does not exist (404), and the sign-in 
   t.notMatch((await browser.get('/portal/login')).body, /register/)
   const on = await portalApp(t, REGISTER)
   t.match((await new PageClient(on).get('/portal/login')).body, /href="http:\/\/auth\.gh\.localhost\/portal\/register\?rd=[^"]+">Create an account</, 'the negative control')
+})
+
+t.test('in Chromium: the form, its 422 state and the account it leads to; axe finds nothing serious', async (t) => {
+  const { app, origin } = await listeningPortal(t, REGISTER)
+  const browser = await launchChromium(t)
+  const page = await (await browser.newContext()).newPage()
+  const problems = pageProblems(page)
+  await page.goto(`${origin}/portal/register`)
+  t.same(await axeViolations(page), [], 'the form')
+  await page.fill('#name', 'N')
+  await page.fill('#email', 'new@example.com')
+  await page.fill('#password', 'short')
+  await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')])
+  t.equal(await page.textContent('#name-error'), 'The name field must be at least 2 characters')
+  t.equal(await page.textContent('#password-error'), 'The password field must be at least 8 characters')
+  t.same(await axeViolations(page), [], 'the form with its errors')
+  await page.fill('#name', 'New Person')
+  await page.fill('#password', PASSWORD)
+  await Promise.all([page.waitForURL(`${origin}/portal/account`), page.click('button[type=submit]')])
+  t.equal(await page.textContent('h1'), 'Your account', 'signed in, on the default return URL')
+  t.same(problems, [])
+  t.ok(await app.services.users.findByEmail('new@example.com'))
+})
+
+t.test('a return URL on another allowed host: form-action allows it on the page and on the page shown again after a 422', async (t) => {
+  const app = await portalApp(t, { ...REGISTER, PORTAL_RETURN_HOSTS: 'app.gh.localhost' })
+  const browser = new PageClient(app)
+  const policy = "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self' http://app.gh.localhost"
+  const page = await browser.get('/portal/register?rd=http://app.gh.localhost/home')
+  t.equal(page.headers['content-security-policy'], policy)
+  const bad = await browser.post('/portal/register', { name: 'N', email: 'new@example.com', password: PASSWORD, rd: 'http://app.gh.localhost/home' })
+  t.equal(bad.statusCode, 422)
+  t.equal(bad.headers['content-security-policy'], policy, 'the form sent again must still be let through to it')
+  const good = await browser.post('/portal/register', { name: 'New Person', email: 'new@example.com', password: PASSWORD, rd: 'http://app.gh.localhost/home' })
+  t.equal(good.statusCode, 303)
+  t.equal(good.headers.location, 'http://app.gh.localhost/home')
+  const refused = await browser.post('/portal/register', { name: 'N', email: 'other@example.com', password: PASSWORD, rd: 'http://evil.localhost/' })
+  t.equal(refused.headers['content-security-policy'], PAGE_HEADERS['content-security-policy'], 'the negative control: a refused return URL widens nothing')
 })
