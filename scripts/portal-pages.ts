@@ -71,9 +71,10 @@ function wrongCode (secret: string): string {
   return String(code).padStart(6, '0')
 }
 
-/** Submits the page's (first) form by its submit button and waits for the answer it navigates to. */
-export async function submit (page: Page, button = 'button[type="submit"]'): Promise<Response | null> {
-  const [response] = await Promise.all([page.waitForNavigation(), page.locator(button).first().click()])
+/** Submits a form by its button (the one named `button`, else the page's first) and waits for the answer it navigates to. */
+export async function submit (page: Page, button?: string): Promise<Response | null> {
+  const target = button === undefined ? page.locator('button[type="submit"]').first() : page.getByRole('button', { name: button, exact: true })
+  const [response] = await Promise.all([page.waitForNavigation(), target.click()])
   return response
 }
 
@@ -228,6 +229,43 @@ export const PAGES: PageState[] = [
     reach: async (page, demo) => {
       await signIn(page, demo, demo.user)
       return await page.goto(`${demo.origin}/portal/logout`)
+    }
+  },
+  // signed in without a return URL: PORTAL_DEFAULT_RETURN_URL, the account page
+  { name: 'account', route: '/portal/account', status: 200, width: 1000, reach: async (page, demo) => await signIn(page, demo, demo.user) },
+  {
+    name: 'account-wrong-password',
+    route: '/portal/account',
+    status: 400,
+    width: 1000,
+    reach: async (page, demo) => {
+      await signIn(page, demo, demo.user)
+      await page.getByLabel('Current password').fill('not-the-password')
+      await page.getByLabel('New password').fill('A-new-password-42')
+      return await submit(page, 'Change password')
+    }
+  },
+  {
+    // enrolment started: the QR image of the pending factor, and the field for its first code
+    name: 'account-totp-pending',
+    route: '/portal/account',
+    status: 200,
+    width: 1000,
+    reach: async (page, demo) => {
+      await signIn(page, demo, demo.user)
+      await page.getByLabel('Password', { exact: true }).fill(demo.user.password)
+      return await submit(page, 'Set up two-factor sign-in')
+    }
+  },
+  {
+    // what /auth/verify links to when a signed-in person lacks a role an application asks for
+    name: 'forbidden',
+    route: '/portal/forbidden',
+    status: 403,
+    width: 390,
+    reach: async (page, demo) => {
+      await signIn(page, demo, demo.user)
+      return await page.goto(`${demo.origin}/portal/forbidden?reason=missing_role&roles=admin,editor&rd=${encodeURIComponent(`${demo.appOrigin}/admin`)}`)
     }
   },
   { name: 'not-found', route: '/portal/*', status: 404, width: 1000, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/no-such-page`) },

@@ -107,6 +107,10 @@ t.test('the axe check and the console check can fail (negative controls)', async
   await page.waitForTimeout(100)
   t.not(await page.title(), 'ran', 'the inline script did not run')
   t.ok(problems.some((p) => p.includes('violates the following Content Security Policy directive')), 'the refusal reaches the console check')
+
+  // a page that printed the hostile strings raw: the element check finds what they make
+  await page.setContent(`<main><p>${HOSTILE.join('</p><p>')}</p></main>`)
+  t.equal(await page.locator('img, svg, body script').count(), 3, 'printed raw, each string makes an element')
 })
 
 t.test('without JavaScript a browser signs in: the form posts, the cookies are set, the 303 lands on the return URL', async (t) => {
@@ -140,6 +144,22 @@ t.test('hostile names and login hints show as text, verbatim, and run nothing', 
 
       await signIn(page, demo, { email: demo.user.email, password: 'wrong' }, `?login_hint=${encodeURIComponent(hostile)}`)
       t.equal(await page.getByLabel('Email').inputValue(), demo.user.email)
+
+      // the account page names the signed-in user; the forbidden page shows who is signed in, and
+      // takes its reason and roles from the query, which a link can fill with anything
+      await signIn(page, demo, demo.user)
+      t.equal(new URL(page.url()).pathname, '/portal/account')
+      t.equal(await page.locator('main p strong').first().innerText(), hostile, 'the account page shows the name as text')
+      const forbidden = await page.goto(`${demo.origin}/portal/forbidden?reason=${encodeURIComponent(hostile)}&roles=${encodeURIComponent(hostile)}&rd=${encodeURIComponent(hostile)}`)
+      t.equal(forbidden?.status(), 403)
+      t.notOk((await page.locator('main').innerHTML()).includes(hostile), 'the forbidden page prints no markup from its query')
+      t.equal(await page.locator('img, svg, body script').count(), 0)
+
+      // the second step of a user whose name is hostile
+      await page.context().clearCookies()
+      await signIn(page, demo, demo.totpUser)
+      t.equal(new URL(page.url()).pathname, '/portal/2fa')
+      t.equal(await page.locator('img, svg, body script').count(), 0)
 
       // a 422 fills the form in again: the name as typed
       await page.goto(`${demo.origin}/portal/register`)
