@@ -78,12 +78,24 @@ export async function submit (page: Page, button?: string): Promise<Response | n
   return response
 }
 
-/** Fills the sign-in form of /portal/login (whatever `rd` the page was opened with) and submits it. */
+interface FormOptions {
+  /** the button's name, when the page has several forms */
+  button?: string
+  /** the browser's own checks stand aside, so the server's 422 and its field messages show */
+  noValidate?: boolean
+}
+
+/** Fills the fields of the page on screen by their labels and submits (the answer it navigates to). */
+export async function fill (page: Page, fields: Record<string, string>, options: FormOptions = {}): Promise<Response | null> {
+  if (options.noValidate === true) await page.evaluate('document.querySelectorAll("form").forEach((form) => { form.noValidate = true })')
+  for (const [label, value] of Object.entries(fields)) await page.getByLabel(label, { exact: true }).fill(value)
+  return await submit(page, options.button)
+}
+
+/** Fills the sign-in form of /portal/login (with `query`: `?rd=…`) and submits it. */
 export async function signIn (page: Page, demo: Demo, user: { email: string, password: string }, query = ''): Promise<Response | null> {
   await page.goto(`${demo.origin}/portal/login${query}`)
-  await page.getByLabel('Email').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  return await submit(page)
+  return await fill(page, { Email: user.email, Password: user.password })
 }
 
 /** One state of one page: where a fresh, signed-out browser finds it, and the status it answers. */
@@ -98,28 +110,30 @@ export interface PageState {
   reach (page: Page, demo: Demo): Promise<Response | null>
 }
 
+/** A page as a signed-out browser opens it. */
+const open = (path: string) => async (page: Page, demo: Demo) => await page.goto(`${demo.origin}${path}`)
+/** A page opened, then its form filled and submitted. */
+const sent = (path: string, fields: (demo: Demo) => Record<string, string>, options?: FormOptions) => async (page: Page, demo: Demo) => {
+  await page.goto(`${demo.origin}${path}`)
+  return await fill(page, fields(demo), options)
+}
+/** Signed in as the demo user first (landing on the account page), then `then`. */
+const signedIn = (then?: (page: Page, demo: Demo) => Promise<Response | null>) => async (page: Page, demo: Demo) => {
+  const landed = await signIn(page, demo, demo.user)
+  return then === undefined ? landed : await then(page, demo)
+}
+/** The TOTP user's password accepted: the second step on screen, then `then`. */
+const secondStep = (then?: (page: Page, demo: Demo) => Promise<Response | null>) => async (page: Page, demo: Demo) => {
+  const landed = await signIn(page, demo, demo.totpUser)
+  return then === undefined ? landed : await then(page, demo)
+}
+const RESET_LINK = `/portal/reset#token=${'x'.repeat(43)}`
+const NEW_PASSWORD = 'A-new-password-42'
+
 export const PAGES: PageState[] = [
-  { name: 'login', route: '/portal/login', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/login`) },
-  {
-    name: 'login-wrong-password',
-    route: '/portal/login',
-    status: 401,
-    width: 390,
-    reach: async (page, demo) => await signIn(page, demo, { email: demo.user.email, password: 'not-the-password' })
-  },
-  {
-    // the browser's own checks stand aside (novalidate) so the server's 422 and its field messages show
-    name: 'login-invalid',
-    route: '/portal/login',
-    status: 422,
-    width: 1000,
-    reach: async (page, demo) => {
-      await page.goto(`${demo.origin}/portal/login`)
-      await page.evaluate('document.querySelector("form").noValidate = true')
-      await page.getByLabel('Email').fill('not-an-address')
-      return await submit(page)
-    }
-  },
+  { name: 'login', route: '/portal/login', status: 200, width: 390, reach: open('/portal/login') },
+  { name: 'login-wrong-password', route: '/portal/login', status: 401, width: 390, reach: sent('/portal/login', (demo) => ({ Email: demo.user.email, Password: 'not-the-password' })) },
+  { name: 'login-invalid', route: '/portal/login', status: 422, width: 1000, reach: sent('/portal/login', () => ({ Email: 'not-an-address' }), { noValidate: true }) },
   {
     // the CSRF cookie is gone (a browser that dropped it) when the form is sent
     name: 'csrf-rejected',
@@ -129,121 +143,40 @@ export const PAGES: PageState[] = [
     reach: async (page, demo) => {
       await page.goto(`${demo.origin}/portal/login`)
       await page.context().clearCookies({ name: '__Host-gh_csrf' })
-      await page.getByLabel('Email').fill(demo.user.email)
-      await page.getByLabel('Password').fill(demo.user.password)
-      return await submit(page)
+      return await fill(page, { Email: demo.user.email, Password: demo.user.password })
     }
   },
-  { name: 'two-factor', route: '/portal/2fa', status: 200, width: 390, reach: async (page, demo) => await signIn(page, demo, demo.totpUser) },
-  {
-    name: 'two-factor-wrong-code',
-    route: '/portal/2fa',
-    status: 400,
-    width: 390,
-    reach: async (page, demo) => {
-      await signIn(page, demo, demo.totpUser)
-      await page.getByLabel('Code', { exact: true }).fill(wrongCode(demo.totpUser.secret))
-      return await submit(page)
-    }
-  },
-  {
-    name: 'two-factor-recovery',
-    route: '/portal/2fa',
-    status: 200,
-    width: 1000,
-    reach: async (page, demo) => {
-      await signIn(page, demo, demo.totpUser)
-      return await page.goto(`${demo.origin}/portal/2fa?use=recovery`)
-    }
-  },
-  { name: 'code', route: '/portal/code', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/code`) },
-  {
-    name: 'code-verify',
-    route: '/portal/code/verify',
-    status: 200,
-    width: 390,
-    reach: async (page, demo) => {
-      await page.goto(`${demo.origin}/portal/code`)
-      await page.getByLabel('Email').fill(demo.user.email)
-      return await submit(page)
-    }
-  },
+  { name: 'two-factor', route: '/portal/2fa', status: 200, width: 390, reach: secondStep() },
+  { name: 'two-factor-wrong-code', route: '/portal/2fa', status: 400, width: 390, reach: secondStep(async (page, demo) => await fill(page, { Code: wrongCode(demo.totpUser.secret) })) },
+  { name: 'two-factor-recovery', route: '/portal/2fa', status: 200, width: 1000, reach: secondStep(open('/portal/2fa?use=recovery')) },
+  { name: 'code', route: '/portal/code', status: 200, width: 390, reach: open('/portal/code') },
+  { name: 'code-verify', route: '/portal/code/verify', status: 200, width: 390, reach: sent('/portal/code', (demo) => ({ Email: demo.user.email })) },
   {
     name: 'code-verify-wrong-code',
     route: '/portal/code/verify',
     status: 400,
     width: 1000,
     reach: async (page, demo) => {
-      await page.goto(`${demo.origin}/portal/code`)
-      await page.getByLabel('Email').fill(demo.user.email)
-      await submit(page)
-      await page.getByLabel('Code', { exact: true }).fill('000000')
-      return await submit(page)
+      await sent('/portal/code', () => ({ Email: demo.user.email }))(page, demo)
+      return await fill(page, { Code: '000000' })
     }
   },
-  { name: 'register', route: '/portal/register', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/register`) },
-  {
-    name: 'register-invalid',
-    route: '/portal/register',
-    status: 422,
-    width: 1000,
-    reach: async (page, demo) => {
-      await page.goto(`${demo.origin}/portal/register`)
-      await page.evaluate('document.querySelector("form").noValidate = true')
-      await page.getByLabel('Name').fill('A')
-      await page.getByLabel('Email').fill('not-an-address')
-      await page.getByLabel('Password').fill('short')
-      return await submit(page)
-    }
-  },
-  { name: 'forgot', route: '/portal/forgot', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/forgot`) },
-  {
-    name: 'forgot-sent',
-    route: '/portal/forgot',
-    status: 200,
-    width: 1000,
-    reach: async (page, demo) => {
-      await page.goto(`${demo.origin}/portal/forgot`)
-      await page.getByLabel('Email').fill(demo.user.email)
-      return await submit(page)
-    }
-  },
+  { name: 'register', route: '/portal/register', status: 200, width: 390, reach: open('/portal/register') },
+  { name: 'register-invalid', route: '/portal/register', status: 422, width: 1000, reach: sent('/portal/register', () => ({ Name: 'A', Email: 'not-an-address', Password: 'short' }), { noValidate: true }) },
+  { name: 'forgot', route: '/portal/forgot', status: 200, width: 390, reach: open('/portal/forgot') },
+  { name: 'forgot-sent', route: '/portal/forgot', status: 200, width: 1000, reach: sent('/portal/forgot', (demo) => ({ Email: demo.user.email })) },
   // the token sits in the fragment, which reaches no server: reset.js moves it into the form
-  { name: 'reset', route: '/portal/reset', status: 200, width: 390, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/reset#token=${'x'.repeat(43)}`) },
-  {
-    name: 'reset-invalid-link',
-    route: '/portal/reset',
-    status: 400,
-    width: 1000,
-    reach: async (page, demo) => {
-      await page.goto(`${demo.origin}/portal/reset#token=${'x'.repeat(43)}`)
-      await page.getByLabel('New password').fill('A-new-password-42')
-      return await submit(page)
-    }
-  },
-  {
-    name: 'logout',
-    route: '/portal/logout',
-    status: 200,
-    width: 390,
-    reach: async (page, demo) => {
-      await signIn(page, demo, demo.user)
-      return await page.goto(`${demo.origin}/portal/logout`)
-    }
-  },
+  { name: 'reset', route: '/portal/reset', status: 200, width: 390, reach: open(RESET_LINK) },
+  { name: 'reset-invalid-link', route: '/portal/reset', status: 400, width: 1000, reach: sent(RESET_LINK, () => ({ 'New password': NEW_PASSWORD })) },
+  { name: 'logout', route: '/portal/logout', status: 200, width: 390, reach: signedIn(open('/portal/logout')) },
   // signed in without a return URL: PORTAL_DEFAULT_RETURN_URL, the account page
-  { name: 'account', route: '/portal/account', status: 200, width: 1000, reach: async (page, demo) => await signIn(page, demo, demo.user) },
+  { name: 'account', route: '/portal/account', status: 200, width: 1000, reach: signedIn() },
   {
     name: 'account-wrong-password',
     route: '/portal/account',
     status: 400,
     width: 1000,
-    reach: async (page, demo) => {
-      await signIn(page, demo, demo.user)
-      await page.getByLabel('Current password').fill('not-the-password')
-      await page.getByLabel('New password').fill('A-new-password-42')
-      return await submit(page, 'Change password')
-    }
+    reach: signedIn(async (page) => await fill(page, { 'Current password': 'not-the-password', 'New password': NEW_PASSWORD }, { button: 'Change password' }))
   },
   {
     // enrolment started: the QR image of the pending factor, and the field for its first code
@@ -251,35 +184,21 @@ export const PAGES: PageState[] = [
     route: '/portal/account',
     status: 200,
     width: 1000,
-    reach: async (page, demo) => {
-      await signIn(page, demo, demo.user)
-      await page.getByLabel('Password', { exact: true }).fill(demo.user.password)
-      return await submit(page, 'Set up two-factor sign-in')
-    }
+    reach: signedIn(async (page, demo) => await fill(page, { Password: demo.user.password }, { button: 'Set up two-factor sign-in' }))
   },
-  {
-    // what /auth/verify links to when a signed-in person lacks a role an application asks for
-    name: 'forbidden',
-    route: '/portal/forbidden',
-    status: 403,
-    width: 390,
-    reach: async (page, demo) => {
-      await signIn(page, demo, demo.user)
-      return await page.goto(`${demo.origin}/portal/forbidden?reason=missing_role&roles=admin,editor&rd=${encodeURIComponent(`${demo.appOrigin}/admin`)}`)
-    }
-  },
-  { name: 'not-found', route: '/portal/*', status: 404, width: 1000, reach: async (page, demo) => await page.goto(`${demo.origin}/portal/no-such-page`) },
+  // what /auth/verify links to when a signed-in person lacks a role an application asks for
+  { name: 'forbidden', route: '/portal/forbidden', status: 403, width: 390, reach: signedIn(open('/portal/forbidden?reason=missing_role&roles=admin,editor&rd=%2Fadmin')) },
+  { name: 'not-found', route: '/portal/*', status: 404, width: 1000, reach: open('/portal/no-such-page') },
   {
     // signed in, an application that never receives the cookie sends the browser back: the fourth time is the loop page
     name: 'redirect-loop',
     route: '/portal/login',
     status: 508,
     width: 1000,
-    reach: async (page, demo) => {
-      await signIn(page, demo, demo.user)
+    reach: signedIn(async (page, demo) => {
       const bounce = `${demo.origin}/portal/login?rd=${encodeURIComponent(`${demo.appOrigin}/health`)}`
       for (let i = 0; i < 3; i++) await page.goto(bounce)
       return await page.goto(bounce)
-    }
+    })
   }
 ]
