@@ -190,6 +190,18 @@ export const PAGES: PageState[] = [
   { name: 'forbidden', route: '/portal/forbidden', status: 403, width: 390, reach: signedIn(open('/portal/forbidden?reason=missing_role&roles=admin,editor&rd=%2Fadmin')) },
   { name: 'not-found', route: '/portal/*', status: 404, width: 1000, reach: open('/portal/no-such-page') },
   {
+    // a form posted to a page that takes none (the sign-in page's form, pointed elsewhere)
+    name: 'method-not-allowed',
+    route: '/portal/login',
+    status: 405,
+    width: 1000,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/login`)
+      await page.evaluate('document.querySelector("form").action = "/portal/forbidden"')
+      return await fill(page, { Email: demo.user.email, Password: demo.user.password })
+    }
+  },
+  {
     // signed in, an application that never receives the cookie sends the browser back: the fourth time is the loop page
     name: 'redirect-loop',
     route: '/portal/login',
