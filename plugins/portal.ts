@@ -14,10 +14,6 @@ declare module 'fastify' {
     /** A portal form: the page its POST shows again, with the error beside the fields, when it fails. */
     portalForm?: (request: FastifyRequest) => PageView | Promise<PageView>
   }
-  interface FastifyRequest {
-    /** the `__Host-gh_csrf` token every form of this answer carries */
-    csrfToken: string
-  }
   interface FastifyReply {
     /**
      * Renders a page inside the layout. `formTarget`: where the page's form lands after its
@@ -64,7 +60,8 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
     root: TEMPLATES_DIR,
     production: true
   })
-  await fastify.register(fastifyStatic, { root: ASSETS_DIR, serve: false })
+  // no cache headers of its own: every portal answer is no-store (the hashed name still changes with the file)
+  await fastify.register(fastifyStatic, { root: ASSETS_DIR, serve: false, cacheControl: false })
   const assets = hashedAssetNames()
   for (const [file, hashed] of assets) {
     fastify.get(`/assets/${hashed}`, { schema: { hide: true } }, async (_request, reply) => await reply.sendFile(file))
@@ -72,16 +69,9 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
   const assetUrl = (file: string): string => `${base}/assets/${assets.get(file) ?? file}`
   const shared = { portalTitle: portal.title, base, assets: { style: assetUrl('style.css') } }
 
-  // §13.1's headers, the CSRF cookie, and 415 for a POST that is not a form, before any body is read
+  // §13.1's headers, and 415 for a POST that is not a form, before any body is read
   const onRequest: onRequestHookHandler = function (request, reply, done) {
     reply.headers(headers.base)
-    const presented = request.cookies[CSRF_COOKIE]
-    if (presented !== undefined && CSRF_SHAPE.test(presented)) {
-      request.csrfToken = presented
-    } else {
-      request.csrfToken = newCsrfToken()
-      reply.setCookie(CSRF_COOKIE, request.csrfToken, secure)
-    }
     const type = request.headers['content-type']
     done(request.method === 'POST' && (type === undefined || !FORM_TYPE.test(type)) ? new UnsupportedMediaType() : undefined)
   }
@@ -90,7 +80,14 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
     const trusted = isSameOriginForm(request.headers, portalOrigin) && csrfMatches(field, request.cookies[CSRF_COOKIE])
     done(trusted ? undefined : new CsrfRejected())
   }
-  fastify.decorateRequest('csrfToken', '')
+  /** The browser's token, or a new one (and its cookie) when it has none: only pages with a form need one. */
+  function csrfTokenOf (reply: FastifyReply): string {
+    const presented = reply.request.cookies[CSRF_COOKIE]
+    if (presented !== undefined && CSRF_SHAPE.test(presented)) return presented
+    const token = newCsrfToken()
+    reply.setCookie(CSRF_COOKIE, token, secure)
+    return token
+  }
   fastify.addHook('onRequest', onRequest)
   fastify.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true }
@@ -103,7 +100,7 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
     const { template, ...model } = page
     if (options.formTarget !== undefined) this.header('content-security-policy', headers.allowingFormTarget(options.formTarget))
     return this.code(options.status ?? 200).view(template, {
-      ...shared, csrf: this.request.csrfToken, scripts: [], notice: undefined, error: undefined, errors: {}, form: {}, links: [], ...model
+      ...shared, csrf: csrfTokenOf(this), scripts: [], notice: undefined, error: undefined, errors: {}, form: {}, links: [], ...model
     })
   })
 }, { name: 'portal', dependencies: ['config', 'cookies'] })

@@ -30,39 +30,6 @@ export type LoginQuery = Static<typeof LoginQuery>
 export const LoginForm = portalForm({ email: Email, password: Password })
 export type LoginForm = Static<typeof LoginForm>
 
-/** The second-factor page: a TOTP code or a recovery code, exactly one (as POST /auth/verify-2fa). */
-export const TwoFactorForm = Type.Object({
-  csrf: Type.String({ maxLength: 64 }),
-  code: Type.Optional(TotpCode),
-  recovery_code: Type.Optional(RecoveryCode)
-}, { additionalProperties: false, ...EXACTLY_ONE_CODE })
-export type TwoFactorForm = Static<typeof TwoFactorForm>
-
-export const TwoFactorQuery = Type.Object({ use: Type.Optional(Type.String({ maxLength: 16 })) })
-export type TwoFactorQuery = Static<typeof TwoFactorQuery>
-
-export const EmailCodeRequestForm = portalForm({ email: Email })
-export type EmailCodeRequestForm = Static<typeof EmailCodeRequestForm>
-
-export const EmailCodeForm = Type.Object({ csrf: Type.String({ maxLength: 64 }), code: EmailCode }, { additionalProperties: false })
-export type EmailCodeForm = Static<typeof EmailCodeForm>
-
-/** Sign out here (`local`, the default) or on every device (`global`), as POST /auth/logout's scope. */
-export const LogoutForm = portalForm({ scope: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('global')])) })
-export type LogoutForm = Static<typeof LogoutForm>
-
-/**
- * The forbidden page: where access was denied, why, and which roles would have passed
- * (comma-separated, as /auth/verify's `roles`). The page is a 403 whatever the query says, so
- * nothing here is refused: a value of the wrong shape (or longer than /auth/verify reads) is left out.
- */
-export const ForbiddenQuery = Type.Object({
-  rd: Type.Optional(Type.Unknown()),
-  reason: Type.Optional(Type.Unknown()),
-  roles: Type.Optional(Type.Unknown())
-})
-export type ForbiddenQuery = Static<typeof ForbiddenQuery>
-
 /*
  * Registration, password recovery and the account page. Each field is the JSON route's own schema,
  * so a 422 says what the JSON route says, beside the same field name.
@@ -105,3 +72,36 @@ export const TotpConfirmForm = portalForm({ code: RecoveryCodesRequest.propertie
 export const RecoveryCodesForm = portalForm(RecoveryCodesRequest.properties)
 /** One `code` field for either proof POST /auth/disable-2fa takes: six digits are the app's code, anything else a recovery code. */
 export const TotpDisableForm = portalForm({ password: Password, code: Type.String({ notBlank: true, maxLength: 64 }) })
+
+/** The second-factor page: a TOTP code or a recovery code, exactly one (as POST /auth/verify-2fa). */
+export const TwoFactorForm = Type.Object({
+  csrf: Type.String({ maxLength: 64 }),
+  code: Type.Optional(TotpCode),
+  recovery_code: Type.Optional(RecoveryCode)
+}, { additionalProperties: false, ...EXACTLY_ONE_CODE })
+export type TwoFactorForm = Static<typeof TwoFactorForm>
+
+export const TwoFactorQuery = Type.Object({ use: Type.Optional(Type.String({ maxLength: 16 })) })
+export type TwoFactorQuery = Static<typeof TwoFactorQuery>
+
+export const EmailCodeRequestForm = portalForm({ email: Email })
+export type EmailCodeRequestForm = Static<typeof EmailCodeRequestForm>
+
+export const EmailCodeForm = Type.Object({ csrf: Type.String({ maxLength: 64 }), code: EmailCode }, { additionalProperties: false })
+export type EmailCodeForm = Static<typeof EmailCodeForm>
+
+/** Sign out here (`local`, the default) or on every device (`global`), as POST /auth/logout's scope. */
+export const LogoutForm = portalForm({ scope: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('global')])) })
+export type LogoutForm = Static<typeof LogoutForm>
+
+/**
+ * The forbidden page: where access was denied, why, and which roles would have passed
+ * (comma-separated, as /auth/verify's `roles`). The page is a 403 whatever the query says, so
+ * nothing here is refused: a value of the wrong shape (or longer than /auth/verify reads) is left out.
+ */
+export const ForbiddenQuery = Type.Object({
+  rd: Type.Optional(Type.Unknown()),
+  reason: Type.Optional(Type.Unknown()),
+  roles: Type.Optional(Type.Unknown())
+})
+export type ForbiddenQuery = Static<typeof ForbiddenQuery>

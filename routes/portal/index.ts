@@ -3,9 +3,9 @@ import codeRoutes from './code.js'
 import forbiddenRoutes from './forbidden.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
-import twoFactorRoutes from './two-factor.js'
 import recoveryRoutes from './recovery.js'
 import registerRoutes from './register.js'
+import twoFactorRoutes from './two-factor.js'
 import accountRoutes from './account/index.js'
 
 /**
@@ -15,14 +15,14 @@ import accountRoutes from './account/index.js'
  */
 const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(loginRoutes)
+  await fastify.register(accountRoutes)
+  if (fastify.config.enableRegister) await fastify.register(registerRoutes)
+  if (fastify.config.passwordReset !== undefined) await fastify.register(recoveryRoutes)
   await fastify.register(logoutRoutes)
   await fastify.register(forbiddenRoutes)
   if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
   const { twoFactor } = fastify.services
   if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
-  await fastify.register(accountRoutes)
-  if (fastify.config.enableRegister) await fastify.register(registerRoutes)
-  if (fastify.config.passwordReset !== undefined) await fastify.register(recoveryRoutes)
 }
 
 export default portalRoutes

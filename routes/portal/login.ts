@@ -38,7 +38,7 @@ const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     return reply.page({ ...page, notice: done === undefined ? undefined : NOTICES[done] }, { formTarget: target })
   })
 
-  fastify.post('/login', { schema: { body: LoginForm }, config: { portalForm: postedPage } }, async (request, reply) => {
+  fastify.post('/login', { schema: { body: LoginForm }, config: { rateLimit: fastify.rateLimits.login, portalForm: postedPage } }, async (request, reply) => {
     const { email, password, rd } = request.body
     const target = portalSession.returnUrl(request, rd)
     const outcome = await auth.login(email, password, portalSession.context(request))

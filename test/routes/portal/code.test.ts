@@ -72,7 +72,7 @@ t.test('the mailed code signs in: 303 to the return URL, amr ["email"]; a wrong 
   t.equal(claims.user_id, user.id)
   t.strictSame([claims.aal, claims.amr], ['aal1', ['email']])
   t.match((await auditRows(app, 'email_code_failed')).at(-1), { outcome: 'failure', userId: user.id, detail: 'login' })
-  t.match((await auditRows(app, 'login_succeeded')).at(-1), { userId: user.id, sessionId: claims.session_id, detail: 'email code' })
+  t.match((await auditRows(app, 'login_succeeded')).at(-1), { userId: user.id, sessionId: claims.session_id, detail: 'portal' })
 
   const spent = await browser.post('/portal/code/verify', { code })
   t.equal(spent.statusCode, 303, 'no step any more: ask for an address again')
@@ -139,4 +139,17 @@ t.test('the code page, and the page shown again after a wrong code, let the form
   const wrong = await browser.post('/portal/code/verify', { code: '000000' })
   t.equal(wrong.statusCode, 400)
   t.match(wrong.headers['content-security-policy'], formAction)
+})
+
+t.test('POST /portal/code spends the MAIL_RATE_LIMIT budget that POST /auth/send-otp spends: the 429 page with Retry-After', async (t) => {
+  const app = await recoveryApp(t, portalValues({ MAIL_RATE_LIMIT: '2/h' }))
+  const browser = new PageClient(app)
+  t.equal((await browser.post('/portal/code', { email: 'a@example.com' })).statusCode, 303)
+  const json = await app.inject({ method: 'POST', url: '/auth/send-otp', payload: { email: 'a@example.com', purpose: 'login' } })
+  t.equal(json.statusCode, 202)
+  const limited = await browser.post('/portal/code', { email: 'a@example.com' })
+  t.equal(limited.statusCode, 429)
+  t.equal(alertCode(limited.body), 'rate_limited')
+  t.match(limited.headers['retry-after'], /^\d+$/)
+  t.match(limited.body, /name="email"/, 'the form again')
 })

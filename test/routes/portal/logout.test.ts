@@ -106,6 +106,20 @@ t.test('public: without a session (or with one already over) scope=local still c
   t.strictSame(cleared(everywhere), ['__Host-gh_flow', '__Host-refresh_token', 'access_token'], 'its cookies are cleared all the same')
 })
 
+t.test('an unreadable or expired session cookie: local signs out here all the same, global refuses it', async (t) => {
+  const app = await portalApp(t)
+  const browser = new PageClient(app)
+  browser.jar.set('__Host-refresh_token', 'not-a-token')
+  const local = await browser.post('/portal/logout', { scope: 'local' })
+  t.equal(local.statusCode, 303)
+  t.equal(local.headers.location, SIGNED_OUT)
+  browser.jar.set('__Host-refresh_token', 'not-a-token')
+  const global = await browser.post('/portal/logout', { scope: 'global' })
+  t.equal(global.statusCode, 401)
+  t.equal(alertCode(global.body), 'token_invalid')
+  t.strictSame(cleared(global), ['__Host-gh_flow', '__Host-refresh_token', 'access_token'])
+})
+
 t.test('the return URL is checked: a foreign one goes to the default, audited', async (t) => {
   const app = await portalApp(t)
   const res = await new PageClient(app).post('/portal/logout', { rd: 'https://evil.example/' })

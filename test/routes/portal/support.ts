@@ -32,6 +32,10 @@ export function alertCode (html: string): string | undefined {
   return /class="alert"[^>]*data-code="([^"]+)"/.exec(html)?.[1]
 }
 
+function sent (headers: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== undefined))
+}
+
 /**
  * A browser over `app.inject`: a cookie jar (by name; Max-Age=0 deletes), and form posts that
  * carry the CSRF token of the jar and the headers a browser sends for a same-origin form.
@@ -57,15 +61,15 @@ export class PageClient {
     return this.remember(await this.app.inject({ method: 'GET', url, headers: { cookie: this.cookieHeader(), 'sec-fetch-mode': 'navigate', ...headers } }))
   }
 
-  /** POSTs `fields` (plus `csrf` from the jar unless given) as a same-origin form. */
-  async post (url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  /** POSTs `fields` (plus `csrf` from the jar unless given) as a same-origin form; a header given as undefined is not sent. */
+  async post (url: string, fields: Record<string, string>, headers: Record<string, string | undefined> = {}): Promise<LightMyRequestResponse> {
     if (!this.jar.has('__Host-gh_csrf')) await this.get('/portal/login')
     const payload = new URLSearchParams({ csrf: this.jar.get('__Host-gh_csrf') ?? '', ...fields }).toString()
     return this.remember(await this.app.inject({
       method: 'POST',
       url,
       payload,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.origin, 'sec-fetch-site': 'same-origin', cookie: this.cookieHeader(), ...headers }
+      headers: sent({ 'content-type': 'application/x-www-form-urlencoded', origin: this.origin, 'sec-fetch-site': 'same-origin', cookie: this.cookieHeader(), ...headers })
     }))
   }
 }

@@ -64,7 +64,7 @@ t.test('POST /portal/2fa with oathtool\'s code: signed in at aal2, 303 to the re
   const failed = await auditRows(app, 'totp_failed')
   t.match(failed.at(-1), { outcome: 'failure', userId: user.id, detail: 'wrong code' })
   const succeeded = await auditRows(app, 'login_succeeded')
-  t.match(succeeded.at(-1), { outcome: 'success', userId: user.id, sessionId: claims.session_id, detail: 'second factor' })
+  t.match(succeeded.at(-1), { outcome: 'success', userId: user.id, sessionId: claims.session_id, detail: 'portal' }, 'a portal sign-in says so; the method is in the amr')
   const challenge = await auditRows(app, 'mfa_challenge_issued')
   t.match(challenge.at(-1), { userId: user.id, detail: 'pwd' })
 
@@ -174,4 +174,17 @@ t.test('the page, and the page shown again after a wrong code, let the form land
   // the control: a same-origin return URL keeps form-action 'self' alone
   const { browser: local } = await atSecondStep(app, '/portal/account')
   t.equal((await local.post('/portal/2fa', { code: '12345678' })).headers['content-security-policy'], PAGE_HEADERS['content-security-policy'])
+})
+
+t.test('the sign-in pages spend the LOGIN_RATE_LIMIT budget of the JSON sign-in routes', async (t) => {
+  const app = await totpPortalApp(t, { LOGIN_RATE_LIMIT: '4/m' })
+  const { browser, first } = await atSecondStep(app)
+  // enrolment spent three (login, enable-2fa, verify-2fa), the portal sign-in the fourth and last
+  t.equal(first.statusCode, 303, 'within the budget')
+  const limited = await browser.post('/portal/2fa', { code: '000000' })
+  t.equal(limited.statusCode, 429)
+  t.equal(alertCode(limited.body), 'rate_limited')
+  t.match(limited.headers['retry-after'], /^\d+$/)
+  const json = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'x@example.com', password: 'whatever-1' } })
+  t.equal(json.statusCode, 429, 'one budget with the JSON routes')
 })
