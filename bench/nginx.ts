@@ -33,7 +33,7 @@ export async function startNginx (dir: string, gatehouse: Child, upstream: Child
   const [chainPort, plainPort] = [await freePort(), await freePort()]
   // the document's upstream and server blocks, as they are
   const server = documentedServer()
-    .replace('listen 80;', `listen ${HOST}:${chainPort};`)
+    .replaceAll('listen 80;', `listen ${HOST}:${chainPort};`)
     .replaceAll('127.0.0.1:3000', address(gatehouse.url))
     .replaceAll('127.0.0.1:8080', address(upstream.url))
   const plain = `server {\n    listen ${HOST}:${plainPort};\n    location / {\n        proxy_pass ${upstream.url};\n    }\n}\n`

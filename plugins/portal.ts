@@ -1,13 +1,12 @@
 import formbody from '@fastify/formbody'
 import fastifyStatic from '@fastify/static'
-import view from '@fastify/view'
-import { Eta } from 'eta'
 import type { FastifyInstance, FastifyReply, onRequestHookHandler, preValidationHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { CsrfRejected, UnsupportedMediaType } from '../src/errors.js'
 import { csrfMatches, isSameOriginForm, newCsrfToken } from '../src/portal/csrf.js'
-import { ASSETS_DIR, hashedAssetNames, TEMPLATES_DIR } from '../src/portal/files.js'
+import { ASSETS_DIR, hashedAssetNames, portalTemplates } from '../src/portal/files.js'
 import { pageHeaders } from '../src/portal/headers.js'
+import { RenderedPages } from '../src/portal/rendered-pages.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,8 +18,16 @@ declare module 'fastify' {
      * Renders a page inside the layout. `formTarget`: where the page's form lands after its
      * redirect, when that is another origin (form-action must allow it).
      */
-    page (view: PageView, options?: { status?: number, formTarget?: string }): FastifyReply
+    page (view: PageView, options?: PageOptions): FastifyReply
   }
+}
+
+export interface PageOptions {
+  status?: number
+  /** where the page's form lands after its redirect, when that is another origin (form-action must allow it) */
+  formTarget?: string
+  /** the same model always renders the same page, but for the CSRF token: keep the rendering (src/portal/rendered-pages.ts) */
+  reuse?: boolean
 }
 
 /**
@@ -38,12 +45,14 @@ const CSRF_SHAPE = /^[A-Za-z0-9_-]{43}$/
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i
 
 /**
- * What every portal page shares: Eta templates through @fastify/view (auto-escaping: `<%=` escapes,
- * the few raw `<%~` are includes and the layout's body), forms through @fastify/formbody (the
+ * What every portal page shares: Eta templates (auto-escaping: `<%=` escapes, the few raw `<%~`
+ * are includes and the layout's body), compiled once by name and rendered straight to the reply
+ * (through @fastify/view, its per-call options and path lookups were a third of a page's cost:
+ * docs/benchmarks.md#sign-in-pages), forms through @fastify/formbody (the
  * only body parser here: JSON is 415), hash-named assets through @fastify/static, §13.1's headers
  * on every answer, and the double-submit CSRF token with the Origin rule on every POST.
  * Registered inside the `/portal` scope (routes/portal/index.ts), so none of it reaches another route.
- * @see https://github.com/fastify/point-of-view
+ * @see https://eta.js.org
  */
 export default fp(async function portalPlugin (fastify: FastifyInstance) {
   const portal = fastify.config.portal
@@ -55,16 +64,15 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
 
   fastify.removeAllContentTypeParsers()
   await fastify.register(formbody, { bodyLimit: fastify.config.bodyLimit })
-  await fastify.register(view, {
-    engine: { eta: new Eta({ views: TEMPLATES_DIR, cache: true }) },
-    root: TEMPLATES_DIR,
-    production: true
-  })
+  const templates = portalTemplates()
+  const rendered = new RenderedPages()
   // no cache headers of its own: every portal answer is no-store (the hashed name still changes with the file)
   await fastify.register(fastifyStatic, { root: ASSETS_DIR, serve: false, cacheControl: false })
   const assets = hashedAssetNames()
   for (const [file, hashed] of assets) {
-    fastify.get(`/assets/${hashed}`, { schema: { hide: true } }, async (_request, reply) => await reply.sendFile(file))
+    // public files, also used by the forbidden page /auth/verify serves on an application's origin:
+    // helmet's same-origin resource policy would keep them from it
+    fastify.get(`/assets/${hashed}`, { schema: { hide: true } }, async (_request, reply) => await reply.header('cross-origin-resource-policy', 'cross-origin').sendFile(file))
   }
   const assetUrl = (file: string): string => `${base}/assets/${assets.get(file) ?? file}`
   const shared = { portalTitle: portal.title, base, assets: { style: assetUrl('style.css') } }
@@ -96,11 +104,14 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
     }
   })
 
-  fastify.decorateReply('page', function (this: FastifyReply, page: PageView, options: { status?: number, formTarget?: string } = {}) {
+  fastify.decorateReply('page', function (this: FastifyReply, page: PageView, options: PageOptions = {}) {
     const { template, ...model } = page
     if (options.formTarget !== undefined) this.header('content-security-policy', headers.allowingFormTarget(options.formTarget))
-    return this.code(options.status ?? 200).view(template, {
-      ...shared, csrf: csrfTokenOf(this), scripts: [], notice: undefined, error: undefined, errors: {}, form: {}, links: [], ...model
+    const csrf = csrfTokenOf(this)
+    const draw = (token: string): string => templates.render(`@${template}`, {
+      ...shared, csrf: token, scripts: [], notice: undefined, error: undefined, errors: {}, form: {}, links: [], ...model
     })
+    const html = options.reuse === true ? rendered.render(`${template}\n${JSON.stringify(model)}`, csrf, draw) : draw(csrf)
+    return this.code(options.status ?? 200).type('text/html; charset=utf-8').send(html)
   })
 }, { name: 'portal', dependencies: ['config', 'cookies'] })

@@ -11,6 +11,12 @@ export const VerifyQuery = Type.Object({
   roles: Type.Optional(Type.String({
     maxLength: ROLES_MAX_LENGTH,
     description: 'Roles, comma-separated (`admin,editor`): the token must hold at least one (a superuser passes). Empty or absent: any signed-in user passes.'
+  })),
+  mode: Type.Optional(Type.Union([Type.Literal('forward_auth'), Type.Literal('auth_request')], {
+    default: 'forward_auth',
+    description: 'Read only with FORWARD_AUTH_REDIRECT=true: how a browser navigation without a valid session is sent to the sign-in page. ' +
+      '`forward_auth` (Caddy, Traefik): 302 (303 when the original method is neither GET nor HEAD) to `<PUBLIC_URL>/portal/login?rd=<the request\'s URL>`; ' +
+      '`auth_request` (nginx): the 401, with that Location for the proxy to turn into a redirect. Another value: 422'
   }))
 })
 export type VerifyQuery = Static<typeof VerifyQuery>

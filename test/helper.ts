@@ -18,8 +18,8 @@ import { assertContract, watchContract } from './contract.js'
 export interface TestContext { teardown (fn: () => unknown): void }
 
 /*
- * `npm test` runs every file twice: on SQLite, then with GATEHOUSE_TEST_STORE=postgres against
- * TEST_DATABASE_URL (test/passes.sh). In the PostgreSQL pass every data folder a test makes is
+ * `npm test` runs every file on SQLite, then the storage folders again with GATEHOUSE_TEST_STORE=postgres
+ * against TEST_DATABASE_URL (test/passes.sh). In the PostgreSQL pass every data folder a test makes is
  * mapped to a fresh schema of its own, so the files need not know which database they run on.
  */
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL

@@ -35,7 +35,8 @@ const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const target = portalSession.returnUrl(request, rd)
     if (prompt !== 'login' && await portalSession.claims(request, reply) !== undefined) return portalSession.returnTo(request, reply, target)
     const page = loginPage(target, hint)
-    return reply.page({ ...page, notice: done === undefined ? undefined : NOTICES[done] }, { formTarget: target })
+    // the page a first visit sees, the one worth keeping rendered (a sign-in page that is slow under load is a denial of service)
+    return reply.page({ ...page, notice: done === undefined ? undefined : NOTICES[done] }, { formTarget: target, reuse: true })
   })
 
   fastify.post('/login', { schema: { body: LoginForm }, config: { rateLimit: fastify.rateLimits.login, portalForm: postedPage } }, async (request, reply) => {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Eta } from 'eta'
 
 /**
  * The portal's templates and assets are files of the package, not of the build: found from the
@@ -30,4 +31,22 @@ export function hashedAssetNames (): Map<string, string> {
     names.set(file, `${file.slice(0, dot)}.${hash}${file.slice(dot)}`)
   }
   return names
+}
+
+/**
+ * Every template, compiled once as a named Eta template (`@login`, `@partials/field`): a page
+ * and its includes are then found by name, without the path resolution and file cache lookup a
+ * file template costs at each include. Eta escapes every `<%= %>` (autoEscape is its default).
+ */
+export function portalTemplates (): Eta {
+  const eta = new Eta({ autoEscape: true })
+  const load = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const file = join(dir, entry.name)
+      if (entry.isDirectory()) load(file)
+      else if (entry.name.endsWith('.eta')) eta.loadTemplate(`@${relative(TEMPLATES_DIR, file).replace(/\.eta$/, '')}`, readFileSync(file, 'utf8'))
+    }
+  }
+  load(TEMPLATES_DIR)
+  return eta
 }

@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
-import { connect, type AddressInfo } from 'node:net'
-import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
+import { CSRF_REJECTED, MISSING_ADMIN } from '../patterns.js'
 import { build, claimsOf, createUser, login, tempDir } from '../helper.js'
+import { fencedBlock, freePort, nginxParts, replaced, send, startCaddy, startNginx, type Answer } from './support.js'
 
 /*
  * Forward authentication through the real Debian nginx and Caddy, each run as a child process of
@@ -15,73 +13,7 @@ import { build, claimsOf, createUser, login, tempDir } from '../helper.js'
  * protection has its negative control: the same configuration without the line that makes it.
  */
 
-const NGINX = process.env.NGINX_PATH ?? '/usr/sbin/nginx'
-const CADDY = process.env.CADDY_PATH ?? '/usr/bin/caddy'
-const DOC = readFileSync(new URL('../../docs/proxies.md', import.meta.url), 'utf8')
 const FOREIGN = 'http://evil.example.net'
-
-/** The one fenced block of the document in `language`. */
-function fencedBlock (language: string): string {
-  const blocks = [...DOC.matchAll(new RegExp('^```' + language + '\\n([\\s\\S]*?)^```$', 'gm'))].map((m) => m[1] ?? '')
-  if (blocks.length !== 1) throw new Error(`docs/proxies.md has ${blocks.length} \`${language}\` blocks, not one`)
-  return blocks[0] ?? ''
-}
-
-/** `text` with `from` replaced, which must be there (a changed document fails here, not silently). */
-function replaced (text: string, from: string, to: string): string {
-  if (!text.includes(from)) throw new Error(`docs/proxies.md no longer has ${JSON.stringify(from)}`)
-  return text.split(from).join(to)
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-function accepts (port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => { socket.end(); resolve(true) })
-    socket.on('error', () => { resolve(false) })
-  })
-}
-
-/** Starts a proxy; a missing binary fails the test (never a skip). Resolves once every port accepts. */
-async function startProcess (t: Test, binary: string, args: string[], env: Record<string, string>, ports: number[]): Promise<ChildProcess> {
-  if (!existsSync(binary)) throw new Error(`${binary} is missing: install it (apt-get install -y nginx caddy)`)
-  const child = spawn(binary, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  t.teardown(async () => {
-    if (child.exitCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
-  })
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`${binary} exited ${child.exitCode}: ${stderr}`)
-    if ((await Promise.all(ports.map(accepts))).every(Boolean)) return child
-    await sleep(50)
-  }
-  throw new Error(`${binary} did not listen on ${ports.join(', ')}: ${stderr}`)
-}
-
-interface Answer { status: number, headers: IncomingHttpHeaders, body: string }
-
-async function send (port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
-  return await new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => { text += chunk })
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }) })
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 /** The application: answers 200 with the method and the headers it received, as JSON. */
 async function startUpstream (t: Test): Promise<number> {
@@ -99,33 +31,22 @@ async function startUpstream (t: Test): Promise<number> {
 
 interface Ports { gatehouse: number, upstream: number }
 
-/** The document's nginx block in its two parts: the `upstream` (once per nginx) and the `server`. */
-function nginxParts (): { upstream: string, server: string } {
-  const block = fencedBlock('nginx')
-  const at = block.indexOf('server {')
-  if (at === -1) throw new Error('docs/proxies.md: the nginx block has no server')
-  return { upstream: block.slice(0, at), server: block.slice(at) }
-}
-
-/** nginx's configuration: the document's upstream once, its server block once per variant, each on its own port. */
-function nginxConfig (dir: string, ports: Ports, upstream: string, servers: { port: number, block: string }[]): string {
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `  ${name}_temp_path ${join(dir, name)};`).join('\n')
+/** The document's upstream once, its servers once per variant, each on its own port. */
+function nginxHttp (ports: Ports, upstream: string, servers: { port: number, block: string }[]): string {
   const blocks = servers.map(({ port, block }) => {
     const text = replaced(block, 'listen 80;', `listen 127.0.0.1:${port};`)
     return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
   })
-  return `worker_processes 1;\npid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\n` +
-    `events { worker_connections 128; }\nhttp {\n  access_log off;\n${temp}\n` +
-    `${replaced(upstream, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)}\n${blocks.join('\n')}\n}\n`
+  return `${replaced(upstream, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)}\n${blocks.join('\n')}`
 }
 
-function caddyConfig (ports: Ports, sites: { port: number, block: string }[]): string {
-  const blocks = sites.map(({ port, block }) => {
+function caddySites (ports: Ports, sites: { port: number, block: string }[]): string {
+  return sites.map(({ port, block }) => {
     let text = replaced(block, 'app.example.com {', `http://127.0.0.1:${port} {`)
+    text = replaced(text, 'auth.example.com {', `http://auth.gh.localhost:${port} {`)
     text = replaced(text, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)
     return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
-  })
-  return `{\n\tadmin off\n\tauto_https off\n}\n${blocks.join('\n')}`
+  }).join('\n')
 }
 
 interface Setup { app: FastifyInstance, user: Signed, bare: Signed, upstream: number }
@@ -216,21 +137,22 @@ async function assertRevokedWithinASecond (t: Test, s: Setup, port: number): Pro
 
 t.test('nginx auth_request with the configuration of docs/proxies.md', async (t) => {
   const dir = tempDir(t)
-  const [port = 0, adminPort = 0, leakPort = 0, getPort = 0] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+  const [port = 0, adminPort = 0, leakPort = 0, getPort = 0, bodyless = 0] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()])
   const appOrigin = `http://127.0.0.1:${port}`
   // nginx sends gatehouse its own Host: the application's origins are listed in CORS_ORIGINS, as the document says
   const s = await startGatehouse(t, [appOrigin, `http://127.0.0.1:${getPort}`])
-  const { upstream, server: block } = nginxParts()
+  const { upstream, servers: block } = nginxParts()
+  const admin = replaced(block, '/auth/verify?mode=auth_request&roles=;', '/auth/verify?mode=auth_request&roles=admin;')
   const servers = [
     { port, block },
-    { port: adminPort, block: replaced(block, '/auth/verify?roles=;', '/auth/verify?roles=admin;') },
+    { port: adminPort, block: admin },
     // negative controls: the document's block less the line that overrides X-Auth-User-Id / passes the method
     { port: leakPort, block: replaced(block, 'proxy_set_header X-Auth-User-Id    $auth_user_id;', '') },
-    { port: getPort, block: replaced(block, 'proxy_set_header X-Forwarded-Method $request_method;', '') }
+    { port: getPort, block: replaced(block, 'proxy_set_header X-Forwarded-Method $request_method;', '') },
+    // and the roles=admin block less the line that asks again for the 403's body
+    { port: bodyless, block: replaced(admin, 'error_page 403 @gh_refused;', '') }
   ]
-  const conf = join(dir, 'nginx.conf')
-  writeFileSync(conf, nginxConfig(dir, { gatehouse: s.port, upstream: s.upstream }, upstream, servers))
-  await startProcess(t, NGINX, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf, '-g', 'daemon off;'], {}, servers.map((x) => x.port))
+  await startNginx(t, dir, nginxHttp({ gatehouse: s.port, upstream: s.upstream }, upstream, servers), servers.map((x) => x.port))
 
   await assertForwardAuth(t, s, port, adminPort, appOrigin, false)
   await assertRevokedWithinASecond(t, s, port)
@@ -239,6 +161,19 @@ t.test('nginx auth_request with the configuration of docs/proxies.md', async (t)
   t.equal(leaked.headers['x-auth-user-id'], s.bare.id, 'negative control: without its proxy_set_header line, the client\'s X-Auth-User-Id reaches the upstream')
   const post = await send(getPort, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')
   t.equal(post.status, 200, 'negative control: without X-Forwarded-Method, a cross-site cookie POST gets through (the subrequest is a GET)')
+
+  // a 403 carries gatehouse's answer, asked again through error_page (auth_request drops the body)
+  const forbidden = await send(adminPort, 'GET', '/page', bearer(s.user))
+  t.equal(forbidden.status, 403)
+  t.same(JSON.parse(forbidden.body), MISSING_ADMIN, 'gatehouse\'s 403 body')
+  const plain = await send(bodyless, 'GET', '/page', bearer(s.user))
+  t.equal(plain.status, 403)
+  t.match(plain.body, '<title>403 Forbidden</title>', 'negative control: without error_page 403, nginx\'s own page')
+  // asked again with the request's own method: a refused cross-site POST is refused again, with its body
+  const refused = await send(port, 'POST', '/form', { ...cookie(s.user), origin: FOREIGN, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')
+  t.equal(refused.status, 403)
+  t.same(JSON.parse(refused.body), CSRF_REJECTED, 'gatehouse\'s csrf_rejected body')
+  t.equal(refused.headers['x-auth-user-id'], undefined, 'no identity in the answer')
 })
 
 t.test('Caddy forward_auth with the configuration of docs/proxies.md', async (t) => {
@@ -250,15 +185,11 @@ t.test('Caddy forward_auth with the configuration of docs/proxies.md', async (t)
   const block = fencedBlock('caddyfile')
   const sites = [
     { port, block },
-    { port: adminPort, block: replaced(block, 'uri /auth/verify?roles=\n', 'uri /auth/verify?roles=admin\n') },
+    { port: adminPort, block: replaced(block, 'uri /auth/verify?mode=forward_auth\n', 'uri /auth/verify?mode=forward_auth&roles=admin\n') },
     // negative control: the document's block less the line that strips client-sent X-Auth-* headers
     { port: leakPort, block: replaced(block, 'request_header -X-Auth-*\n', '\n') }
   ]
-  const file = join(dir, 'Caddyfile')
-  writeFileSync(file, caddyConfig({ gatehouse: s.port, upstream: s.upstream }, sites))
-  for (const sub of ['home', 'data', 'config']) mkdirSync(join(dir, sub))
-  const env = { HOME: join(dir, 'home'), XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') }
-  await startProcess(t, CADDY, ['run', '--config', file, '--adapter', 'caddyfile'], env, sites.map((x) => x.port))
+  await startCaddy(t, dir, caddySites({ gatehouse: s.port, upstream: s.upstream }, sites), sites.map((x) => x.port))
 
   await assertForwardAuth(t, s, port, adminPort, appOrigin, true)
   await assertRevokedWithinASecond(t, s, port)

@@ -1,4 +1,4 @@
-// Proves src/limits/throttle.ts.
+// Proves src/limits/throttle.ts, and TRUST_PROXY in the app: which address is the client's (src/app.ts).
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../helper.js'
 import { BAD_LOGIN, RATE_LIMITED } from '../patterns.js'
@@ -135,6 +135,15 @@ t.test('X-Forwarded-For is ignored unless TRUST_PROXY says otherwise', async (t)
   await spoof(trusting, '198.51.100.1')
   t.equal((await spoof(trusting, '198.51.100.1')).statusCode, 429, 'the forwarded client is limited')
   t.equal((await spoof(trusting, '198.51.100.2')).statusCode, 401, 'behind a trusted proxy each client has its own budget')
+})
+
+t.test('an accepted TRUST_PROXY list starts the app and is applied', async (t) => {
+  const app = await build(t, { TRUST_PROXY: '127.0.0.0/8,::1' }, {
+    setup: (app) => app.get('/ip', async (request) => ({ ip: request.ip }))
+  })
+  const res = await app.inject({ url: '/ip', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { ip: '203.0.113.9' })
 })
 
 t.test('TRUST_PROXY refuses `true` (trusting every hop would let anyone forge their address)', async (t) => {

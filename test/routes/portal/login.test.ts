@@ -66,3 +66,19 @@ t.test('the page\'s POST counts against LOGIN_RATE_LIMIT with /auth/login: past 
   t.match(third.headers['retry-after'], /^[0-9]+$/)
   t.match(third.body, /<form method="post" action="\/portal\/login"/, 'the form is shown again')
 })
+
+t.test('first visits get the same page but each its own token, and a hostile login hint stays text on the kept page', async (t) => {
+  const app = await portalApp(t)
+  const hint = '"><script>alert(1)</script>'
+  const url = `/portal/login?login_hint=${encodeURIComponent(hint)}`
+  const first = await app.inject({ url })
+  const second = await app.inject({ url })
+  const tokenOf = (body: string) => fieldValue(body, 'csrf') ?? ''
+  t.not(tokenOf(first.body), tokenOf(second.body))
+  t.equal(second.body.replace(tokenOf(second.body), 'T'), first.body.replace(tokenOf(first.body), 'T'))
+  for (const page of [first, second]) {
+    t.notMatch(page.body, '<script>alert(1)</script>')
+    t.equal(fieldValue(page.body, 'email'), hint, 'shown as the value it is')
+    t.equal(setCookies(page).find((c) => c.name === '__Host-gh_csrf')?.value, tokenOf(page.body), 'the cookie holds the page\'s token')
+  }
+})

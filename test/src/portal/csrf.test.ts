@@ -34,6 +34,10 @@ t.test('the double-submit token: 32 random bytes, compared in constant time and 
   const token = newCsrfToken()
   t.match(token, /^[A-Za-z0-9_-]{43}$/)
   t.not(newCsrfToken(), token)
+  // tokens come from a pool of 128: past three refills, every one is new and well formed
+  const many = Array.from({ length: 400 }, () => newCsrfToken())
+  t.equal(new Set(many).size, 400)
+  t.ok(many.every((one) => /^[A-Za-z0-9_-]{43}$/.test(one)))
   t.equal(csrfMatches(token, token), true)
   t.equal(csrfMatches(`${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`, token), false, 'one character off')
   t.equal(csrfMatches(token.slice(0, -1), token), false, 'shorter')
