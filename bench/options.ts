@@ -2,20 +2,23 @@
  * The benchmark's options, from `key=value` arguments or BENCH_* variables (arguments win):
  *   duration=10   seconds per measured run            (BENCH_DURATION)
  *   rounds=3      alternating rounds, medians reported (BENCH_ROUNDS)
- *   scenarios=…   protected,protected-p1,me,me-p1,login,verify,chain,peers (BENCH_SCENARIOS)
- *   setups=…      sqlite,postgres,workers,es256,eddsa  (BENCH_SETUPS)
+ *   scenarios=…   protected,protected-p1,me,me-p1,login,verify,chain,peers,portal-login,verify-redirect (BENCH_SCENARIOS)
+ *   setups=…      sqlite,postgres,workers,es256,eddsa,portal  (BENCH_SETUPS)
+ *   processes=1   fresh server processes per setup, one after another; figures are medians over
+ *                 all their rounds, and the ratio's spread over the processes is shown (BENCH_PROCESSES)
  * e.g. `npm run bench -- duration=5 rounds=1 scenarios=protected,me setups=sqlite`.
  * `peers` runs two hand-written comparison servers (bench/peers.ts) once per run, in the
  * setups that list it (sqlite): reported against the same bare ceiling, never judged.
  */
-export const SCENARIOS = ['protected', 'protected-p1', 'me', 'me-p1', 'login', 'verify', 'chain', 'peers'] as const
-export const SETUPS = ['sqlite', 'postgres', 'workers', 'es256', 'eddsa'] as const
+export const SCENARIOS = ['protected', 'protected-p1', 'me', 'me-p1', 'login', 'verify', 'chain', 'peers', 'portal-login', 'verify-redirect'] as const
+export const SETUPS = ['sqlite', 'postgres', 'workers', 'es256', 'eddsa', 'portal'] as const
 export type ScenarioId = typeof SCENARIOS[number]
 export type SetupId = typeof SETUPS[number]
 
 export interface Options {
   seconds: number
   rounds: number
+  processes: number
   scenarios: ScenarioId[]
   setups: SetupId[]
 }
@@ -43,12 +46,13 @@ function list<T extends string> (name: string, raw: string | undefined, allowed:
 }
 
 export function parseOptions (argv: string[], env: NodeJS.ProcessEnv): Options {
-  const known = ['duration', 'rounds', 'scenarios', 'setups']
+  const known = ['duration', 'rounds', 'processes', 'scenarios', 'setups']
   const stray = argv.filter((a) => !known.some((k) => a.startsWith(`${k}=`) || a.startsWith(`--${k}=`)))
   if (stray.length > 0) throw new OptionError(`unknown argument ${stray.join(' ')}; use ${known.map((k) => `${k}=…`).join(' ')}`)
   return {
     seconds: integer('duration', argument(argv, 'duration') ?? env.BENCH_DURATION, 10, 600),
     rounds: integer('rounds', argument(argv, 'rounds') ?? env.BENCH_ROUNDS, 3, 50),
+    processes: integer('processes', argument(argv, 'processes') ?? env.BENCH_PROCESSES, 1, 20),
     scenarios: list('scenarios', argument(argv, 'scenarios') ?? env.BENCH_SCENARIOS, SCENARIOS),
     setups: list('setups', argument(argv, 'setups') ?? env.BENCH_SETUPS, SETUPS)
   }

@@ -4,13 +4,14 @@ import { join } from 'node:path'
 import { createUser, signIn, USER } from './client.js'
 import { loadTest, type Target } from './measure.js'
 import { startBare, startGatehouse, stop, stopAll, type Child } from './servers.js'
+import { portalEnv } from './setups.js'
 
 /**
  * `npm run bench:profile -- <path> [seconds] [pipelining]`: one server under autocannon with
  * `node --cpu-prof`, and where its CPU went, per request: the functions and the packages with the
  * most self time, and the functions with the most time including their callees. `<path>` is a
  * gatehouse path (`/auth/me`, `/auth/verify`, `/api/users/self` for the signed-in user's own
- * record), `login` (POST /auth/login; the profile is the main thread's, argon2 hashes on libuv's
+ * record, `/portal/login` with the sign-in pages on and no cookie, as a first visit), `login` (POST /auth/login; the profile is the main thread's, argon2 hashes on libuv's
  * pool) or `bare` for the bare ceiling. The profile is kept for a flame graph (Chrome DevTools,
  * speedscope). Not part of `npm test`.
  */
@@ -81,12 +82,14 @@ function summarize (profile: Profile, requests: number): string {
 
 async function server (): Promise<{ child: Child, target: Target }> {
   if (path === 'bare') return { child: await startBare(dir, nodeArgs), target: { path: '/' } }
-  const child = await startGatehouse(dir, 'gatehouse', {}, nodeArgs)
+  const portal = path.startsWith('/portal/')
+  const child = await startGatehouse(dir, 'gatehouse', portal ? portalEnv() : {}, nodeArgs)
   await createUser(child)
   if (path === 'login') {
     const body = JSON.stringify({ email: USER.email, password: USER.password })
     return { child, target: { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body } }
   }
+  if (portal) return { child, target: { path, headers: { accept: 'text/html', 'sec-fetch-mode': 'navigate' } } }
   const user = await signIn(child, USER)
   return { child, target: { path: path.replace('/self', `/${user.id}`), headers: { authorization: `Bearer ${user.token}` } } }
 }

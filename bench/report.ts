@@ -13,12 +13,23 @@ export interface Outcome {
   /** the sign-in storm: argon2's memory, judged apart from the reads */
   login: boolean
   rounds: Array<{ ceiling: Sample, subject: Sample }>
+  /** with processes=N: the median ratio of each fresh server process, in order */
+  processRatios?: number[]
 }
 
 /** The most RSS (MB) gatehouse may hold after start-up, after the read runs, and after the sign-in storm. */
 export interface RssTargets { start: number, reads: number, login: number }
 
-export interface SetupReport { title: string, outcomes: Outcome[], rssTargets: RssTargets | undefined, rssAtStartMb: number, processes: number }
+export interface SetupReport {
+  title: string
+  outcomes: Outcome[]
+  rssTargets: RssTargets | undefined
+  rssAtStartMb: number
+  /** the server's process tree (WORKERS) */
+  processes: number
+  /** with processes=N: how many fresh servers were measured one after another */
+  freshProcesses?: number
+}
 
 export interface RunInfo { seconds: number, rounds: number, cores: number, load: string, command: string }
 
@@ -44,6 +55,12 @@ function verdict (ratio: number, target: number | undefined, failed: boolean): s
   return `≥ ${num(target, 2)} ${ratio >= target && !failed ? '✅' : '❌'}`
 }
 
+/** The lowest and highest of the per-process ratios, when several fresh processes were measured. */
+function spread (ratios: number[] | undefined): string {
+  if (ratios === undefined || ratios.length < 2) return ''
+  return ` (${num(Math.min(...ratios), 2)}–${num(Math.max(...ratios), 2)})`
+}
+
 function rows (outcome: Outcome): string[][] {
   const rps = figure(outcome, (s) => s.rps)
   const p50 = figure(outcome, (s) => s.p50)
@@ -53,7 +70,7 @@ function rows (outcome: Outcome): string[][] {
   const bad = (pick: (r: Outcome['rounds'][number]) => Sample) => num(outcome.rounds.reduce((n, r) => n + pick(r).bad, 0))
   return [
     [
-      outcome.name, outcome.load, num(rps.subject), `**${times(rps.ratio)}**`, verdict(rps.ratio, outcome.target, outcome.rounds.some((r) => r.subject.bad > 0)),
+      outcome.name, outcome.load, num(rps.subject), `**${times(rps.ratio)}**${spread(outcome.processRatios)}`, verdict(rps.ratio, outcome.target, outcome.rounds.some((r) => r.subject.bad > 0)),
       `${ms(p50.subject)} (${times(p50.ratio)})`, `${ms(p99.subject)} (${times(p99.ratio)})`,
       `${num(cpu.subject, 1)} (${times(cpu.ratio)})`, `${num(rss.subject)} (${times(rss.ratio)})`, bad((r) => r.subject)
     ],
@@ -92,7 +109,8 @@ function rssLine (setup: SetupReport): string {
 }
 
 function section (setup: SetupReport): string {
-  return [`### ${setup.title}`, '', `Server processes: ${setup.processes}.`, '', table([HEADERS, ...setup.outcomes.flatMap(rows)]), '', rssLine(setup)].join('\n')
+  const fresh = setup.freshProcesses === undefined ? '' : ` Fresh servers measured one after another: ${setup.freshProcesses}; the ratio's range in brackets is the lowest and highest of their medians.`
+  return [`### ${setup.title}`, '', `Server processes: ${setup.processes}.${fresh}`, '', table([HEADERS, ...setup.outcomes.flatMap(rows)]), '', rssLine(setup)].join('\n')
 }
 
 /** The tables, the RSS verdicts, and how to read them. */

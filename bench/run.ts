@@ -10,6 +10,7 @@ import { startPeers, type Peers } from './peers.js'
 import { scenarios } from './scenarios.js'
 import { startArgon2, startBare, startGatehouse, stop, stopAll, type Argon2Child, type Child } from './servers.js'
 import { setupOf, type Setup } from './setups.js'
+import { median } from './stats.js'
 
 /**
  * `npm run bench`: gatehouse as in production against the ceilings it is judged by — a bare
@@ -25,7 +26,7 @@ try {
   process.stderr.write(`bench: ${err.message}\n`)
   process.exit(2)
 }
-const { seconds, rounds } = options
+const { seconds, rounds, processes: fresh } = options
 
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'))
 const cleanups: Array<() => Promise<void>> = []
@@ -43,8 +44,8 @@ async function cleanup (): Promise<void> {
 // and shut-down: past that something hangs, and the run is stopped
 // (`peers` is two rows, so two runs of each)
 const rows = options.scenarios.length + (options.scenarios.includes('peers') ? 1 : 0)
-const runs = options.setups.length * rows * 2 * (rounds + 1)
-const budgetMs = (runs * (seconds + 70) + options.setups.length * 120) * 1000
+const runs = fresh * options.setups.length * rows * 2 * (rounds + 1)
+const budgetMs = (runs * (seconds + 70) + fresh * options.setups.length * 120) * 1000
 const watchdog = setTimeout(() => {
   process.stderr.write(`bench failed: still running after ${budgetMs / 1000} s\n`)
   cleanup().finally(() => process.exit(1))
@@ -53,12 +54,41 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => { cleanup().finally(() => process.exit(130)) })
 }
 
+/**
+ * One setup in `fresh` server processes, one after another: their rounds pooled (medians over all),
+ * and each outcome's per-process median ratio kept, so the report shows the spread between them.
+ */
+async function measureFresh (setup: Setup, bare: Child, argon2: Argon2Child, peers: Peers | undefined): Promise<SetupReport | undefined> {
+  const each: SetupReport[] = []
+  for (let n = 1; n <= fresh; n++) {
+    const result = await measure(setup, bare, argon2, peers)
+    if (result === undefined) return undefined
+    each.push(result)
+  }
+  const [first] = each
+  if (first === undefined || fresh === 1) return first
+  return {
+    ...first,
+    rssAtStartMb: median(each.map((r) => r.rssAtStartMb)),
+    freshProcesses: fresh,
+    outcomes: first.outcomes.map((o, i) => ({
+      ...o,
+      rounds: each.flatMap((r) => r.outcomes[i]?.rounds ?? []),
+      processRatios: each.map((r) => median(r.outcomes[i]?.rounds.map((x) => x.subject.rps / x.ceiling.rps) ?? []))
+    }))
+  }
+}
+
+/** gatehouse processes started so far: each gets a data folder of its own */
+let started = 0
+
 /** One setup: its gatehouse started, warmed, measured in alternating rounds, and stopped. */
 async function measure (setup: Setup, bare: Child, argon2: Argon2Child, peers: Peers | undefined): Promise<SetupReport | undefined> {
   const ids = options.scenarios.filter((id) => id in setup.targets)
   if (ids.length === 0) return undefined
   cleanups.push(() => setup.cleanup())
-  const gatehouse = await startGatehouse(dir, `gatehouse-${setup.id}`, await setup.prepare())
+  started += 1
+  const gatehouse = await startGatehouse(dir, `gatehouse-${setup.id}-${started}`, await setup.prepare())
   // after start-up, which has hashed the admin's password once (argon2 memory included)
   const rssAtStartMb = rssMb(gatehouse.pid)
   await createUser(gatehouse)
@@ -102,7 +132,7 @@ async function main (): Promise<void> {
   const peers = withPeers ? await startPeers(dir) : undefined
   const reports: SetupReport[] = []
   for (const setup of setups) {
-    const result = await measure(setup, bare, argon2, peers)
+    const result = await measureFresh(setup, bare, argon2, peers)
     if (result !== undefined) reports.push(result)
   }
   const load = loadavg().map((l) => l.toFixed(2)).join(' ')

@@ -82,6 +82,26 @@ export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, u
     { id: 'me-p1', name: 'GET /auth/me', ceilingName: 'bare hello', load: p1, gatehouse: true, ceiling: helloCeiling, subject: me },
     ...peerRows,
     {
+      // the sign-in page as a first visit sees it: no cookie, so each answer renders the page and mints a CSRF cookie
+      id: 'portal-login',
+      name: 'GET /portal/login (page + CSRF cookie)',
+      ceilingName: 'bare hello',
+      load: p10,
+      gatehouse: true,
+      ceiling: helloCeiling,
+      subject: (load) => loadTest(gatehouse, { path: '/portal/login', headers: { accept: 'text/html', 'sec-fetch-mode': 'navigate' } }, load)
+    },
+    {
+      // a browser navigation the proxy asks about, signed in by the portal's access_token cookie
+      id: 'verify-redirect',
+      name: 'GET /auth/verify, FORWARD_AUTH_REDIRECT, cookie',
+      ceilingName: 'bare hello',
+      load: p10,
+      gatehouse: true,
+      ceiling: helloCeiling,
+      subject: (load, token) => loadTest(gatehouse, { path: '/auth/verify', headers: { cookie: `access_token=${token}`, accept: 'text/html', 'sec-fetch-mode': 'navigate' } }, load)
+    },
+    {
       id: 'login',
       name: 'POST /auth/login',
       ceilingName: 'argon2 verify, 50 concurrent',

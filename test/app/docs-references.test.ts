@@ -111,7 +111,17 @@ async function cliCommands (): Promise<Set<string>> {
 }
 
 async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
-  const app = await build(t, { METRICS_ENABLED: true, METRICS_TOKEN: 'scrape-token-0123456789abcdef', ENABLE_TOTP: true, ENABLE_REGISTER: true })
+  const app = await build(t, {
+    METRICS_ENABLED: true,
+    METRICS_TOKEN: 'scrape-token-0123456789abcdef',
+    ENABLE_TOTP: true,
+    ENABLE_REGISTER: true,
+    // the sign-in pages with every page on (docs/portal.md)
+    ENABLE_PORTAL: true,
+    PUBLIC_URL: 'http://auth.gh.localhost',
+    ENABLE_PASSWORD_RESET: true,
+    ENABLE_EMAIL_OTP: true
+  })
   const settings = new Set([...Object.keys(ConfigSchema.properties), ...Object.keys(NOT_SETTINGS), ...harnessVariables()])
   return {
     settings,
