@@ -47,7 +47,7 @@ const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i
 /**
  * What every portal page shares: Eta templates (auto-escaping: `<%=` escapes, the few raw `<%~`
  * are includes and the layout's body), compiled once by name and rendered straight to the reply
- * (through @fastify/view, its per-call options and path lookups were a third of a page's cost:
+ * (through @fastify/view, its per-call options and path lookups were about half a page's cost:
  * docs/benchmarks.md#sign-in-pages), forms through @fastify/formbody (the
  * only body parser here: JSON is 415), hash-named assets through @fastify/static, §13.1's headers
  * on every answer, and the double-submit CSRF token with the Origin rule on every POST.
@@ -75,7 +75,7 @@ export default fp(async function portalPlugin (fastify: FastifyInstance) {
     fastify.get(`/assets/${hashed}`, { schema: { hide: true } }, async (_request, reply) => await reply.header('cross-origin-resource-policy', 'cross-origin').sendFile(file))
   }
   const assetUrl = (file: string): string => `${base}/assets/${assets.get(file) ?? file}`
-  const shared = { portalTitle: portal.title, base, assets: { style: assetUrl('style.css') } }
+  const shared = { portalTitle: portal.title, base, assets: { style: assetUrl('style.css'), icon: assetUrl('icon.svg') } }
 
   // §13.1's headers, and 415 for a POST that is not a form, before any body is read
   const onRequest: onRequestHookHandler = function (request, reply, done) {

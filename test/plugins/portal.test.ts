@@ -19,6 +19,11 @@ t.test('the style sheet is served hash-named, as text/css, with the pages\' head
   t.equal(css.statusCode, 200)
   t.match(css.headers, { ...PAGE_HEADERS, 'content-type': 'text/css; charset=utf-8' })
   t.match(css.body, /:focus-visible/)
+  const icon = /<link rel="icon" href="([^"]+)" type="image\/svg\+xml">/.exec(login.body)?.[1] ?? ''
+  t.match(icon, /^\/portal\/assets\/icon\.[0-9a-f]{10}\.svg$/, 'an icon of its own, so browsers do not ask for /favicon.ico')
+  const svg = await app.inject({ url: icon })
+  t.equal(svg.statusCode, 200)
+  t.equal(svg.headers['content-type'], 'image/svg+xml')
   const plain = await app.inject({ url: '/portal/assets/style.css' })
   t.equal(plain.statusCode, 404)
   t.match(plain.headers, { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8' })

@@ -59,7 +59,7 @@ t.test('GET /portal/account: who is signed in, and the sessions, this device mar
   t.equal(rows.length, 3, 'a header and two sessions')
   const current = rows.find((row) => row.includes('aria-current="true"')) ?? ''
   t.match(current, '<strong>This device</strong>')
-  t.match(current, /<td>127\.0\.0\.1<\/td>\s*<td>lightMyRequest<\/td>/)
+  t.match(current, /<td>127\.0\.0\.1<\/td>\s*<td class="agent">lightMyRequest<\/td>/)
   t.match(current, /<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/time>/)
   const otherRow = rows.find((row) => row.includes(claimsOf(other.access_token).session_id)) ?? ''
   t.match(otherRow, /<input type="hidden" name="session" value="[0-9a-f-]{36}">\s*<button type="submit" class="secondary">Sign out<\/button>/)
@@ -177,7 +177,7 @@ t.test('names, emails and browsers are shown escaped', async (t) => {
   for (const raw of [script, image, '<img src=x']) t.notOk(page.body.includes(raw), `no raw ${raw}`)
   t.match(page.body, '<strong>&lt;script&gt;alert(1)&lt;/script&gt;</strong>')
   t.match(page.body, '(x&quot;&gt;&lt;img src=x onerror=alert(1)&gt;@example.com)')
-  t.match(page.body, '<td>&quot;&gt;&lt;img src=x onerror=alert(1)&gt;</td>')
+  t.match(page.body, '<td class="agent">&quot;&gt;&lt;img src=x onerror=alert(1)&gt;</td>')
 })
 
 t.test('two-factor: enrol (QR read by zbarimg) → confirm with oathtool → recovery codes shown once → new codes → disable', async (t) => {
