@@ -1,12 +1,4 @@
-/** `http://localhost:80` and `http://localhost` are one origin: compare URL-normalized origins. */
-function originOf (value: string): string | undefined {
-  try {
-    const origin = new URL(value).origin
-    return origin === 'null' ? undefined : origin
-  } catch {
-    return undefined
-  }
-}
+import { originOf } from '../portal/origins.js'
 
 /**
  * The CSRF rule for cookie-authenticated state changes (OWASP CSRF cheat sheet, "verifying

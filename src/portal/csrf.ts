@@ -1,4 +1,5 @@
 import { randomFillSync, timingSafeEqual } from 'node:crypto'
+import { originOf } from './origins.js'
 
 const TOKEN_BYTES = 32
 // filled 128 tokens at a time (as uuid's pool): one call into the CSPRNG instead of one per first visit; each byte is used once
@@ -20,14 +21,6 @@ export function newCsrfToken (): string {
 export function csrfMatches (field: unknown, cookie: string | undefined): boolean {
   if (typeof field !== 'string' || cookie === undefined || field.length !== cookie.length || cookie.length === 0) return false
   return timingSafeEqual(Buffer.from(field), Buffer.from(cookie))
-}
-
-function originOf (value: string): string | undefined {
-  try {
-    return new URL(value).origin
-  } catch {
-    return undefined
-  }
 }
 
 export interface FormOriginHeaders {

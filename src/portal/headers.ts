@@ -1,14 +1,7 @@
+import { originOf } from './origins.js'
+
 /** The Content-Security-Policy of every portal answer, before form-action is widened for a page. */
 const POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'"
-
-function originOf (url: string): string | undefined {
-  try {
-    const origin = new URL(url).origin
-    return origin === 'null' ? undefined : origin
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * The headers every answer under /portal/ carries: no framing, no referrer, no cache, and a CSP
