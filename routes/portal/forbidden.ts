@@ -3,14 +3,7 @@ import { DENIAL_REASONS, type DenialReason } from '../../schemas/errors.js'
 import { ForbiddenQuery } from '../../schemas/portal.js'
 import { ROLES_MAX_LENGTH } from '../../schemas/verify.js'
 import { listedRoles } from '../../src/http/forward-auth.js'
-
-/** What a person reads for each reason a signed-in user is refused (docs/api.md's 403 reasons). */
-const EXPLANATIONS: Partial<Record<DenialReason, string>> = {
-  missing_role: 'Your account does not have a role this page needs.',
-  not_owner: 'This page belongs to another account.',
-  superuser_required: 'Only a superuser may open this page.'
-}
-const GENERIC = 'You do not have access to this page.'
+import { refusalText } from '../../src/portal/forbidden-page.js'
 
 /** Role names as users carry them (schemas/common.ts Role): a link cannot put arbitrary text on the page. */
 const ROLE = /^[a-z][a-z0-9_-]{0,31}$/
@@ -44,7 +37,7 @@ function forbiddenView ({ email, reason, roles, details }: Denial): ForbiddenVie
   const known = DENIAL_REASONS.find((r) => r === reason)
   const rolesApply = details && typeof roles === 'string' && roles.length <= ROLES_MAX_LENGTH && (known === undefined || known === 'missing_role')
   const requiredRoles = rolesApply ? listedRoles(roles).filter((role) => ROLE.test(role)).slice(0, ROLES_SHOWN) : []
-  const explanation = known === undefined ? GENERIC : EXPLANATIONS[known] ?? GENERIC
+  const explanation = refusalText(known)
   return {
     heading: 'Access denied',
     email,

@@ -10,8 +10,16 @@ export interface Refusal {
   target: string | undefined
 }
 
-/** As /portal/forbidden words a missing role. */
-const EXPLANATION = 'Your account does not have a role this page needs.'
+/** What a person reads for each reason a signed-in user is refused (docs/api.md's 403 reasons): /portal/forbidden and this page alike. */
+const EXPLANATIONS: Readonly<Record<string, string>> = {
+  missing_role: 'Your account does not have a role this page needs.',
+  not_owner: 'This page belongs to another account.',
+  superuser_required: 'Only a superuser may open this page.'
+}
+
+export function refusalText (reason: string | undefined): string {
+  return (reason === undefined ? undefined : EXPLANATIONS[reason]) ?? 'You do not have access to this page.'
+}
 
 /**
  * The forbidden page /auth/verify answers a browser navigation with (docs/proxies.md): the
@@ -41,7 +49,7 @@ export function forbiddenPage (portal: { publicUrl: string, title: string, defau
       heading: 'Access denied',
       wide: false,
       notice: undefined,
-      error: { code: 'forbidden', message: EXPLANATION },
+      error: { code: 'forbidden', message: refusalText('missing_role') },
       email,
       reason: 'missing_role',
       requiredRoles: requiredRoles ?? [],
