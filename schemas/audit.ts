@@ -32,7 +32,15 @@ export const AUDIT_EVENTS = [
   'totp_failed',
   'recovery_codes_regenerated',
   'return_url_refused',
-  'redirect_loop_detected'
+  'redirect_loop_detected',
+  'passkey_registered',
+  'passkey_removed',
+  'passkey_clone_suspected',
+  'api_key_created',
+  'api_key_revoked',
+  'service_account_created',
+  'users_imported',
+  'password_rehashed'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

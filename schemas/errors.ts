@@ -2,11 +2,11 @@ import { STATUS_CODES } from 'node:http'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 
 /**
- * Why a request was refused with 403: every such body names one. The first three are `forbidden`
- * errors; `csrf_rejected` and `registration_disabled` are their own codes; `mfa_required` is kept
- * for the second factor.
+ * Why a request was refused with 403: every such body names one. The first four are `forbidden`
+ * errors; `csrf_rejected`, `registration_disabled` and `reauth_required` are their own codes;
+ * `mfa_required` is kept for the second factor.
  */
-export const DENIAL_REASONS = ['missing_role', 'not_owner', 'superuser_required', 'csrf_rejected', 'registration_disabled', 'mfa_required'] as const
+export const DENIAL_REASONS = ['missing_role', 'not_owner', 'superuser_required', 'session_required', 'csrf_rejected', 'registration_disabled', 'mfa_required', 'reauth_required'] as const
 export type DenialReason = typeof DENIAL_REASONS[number]
 
 /** Every error body (docs/api.md). `errors` only on 422, `request_id` only on 500, `reason` on every 403. */

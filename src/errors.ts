@@ -14,6 +14,7 @@ const CATALOGUE = {
   invalid_password: { status: 400, message: 'The current password is incorrect' },
   invalid_reset_token: { status: 400, message: 'The reset link is invalid or has expired' },
   invalid_otp: { status: 400, message: 'The code is invalid or has expired' },
+  passkey_invalid: { status: 400, message: 'The passkey could not be verified' },
   invalid_credentials: { status: 401, message: 'Invalid email or password' },
   token_missing: { status: 401, message: 'An access token is required' },
   token_invalid: { status: 401, message: 'The token is invalid' },
@@ -24,10 +25,15 @@ const CATALOGUE = {
   csrf_rejected: { status: 403, message: 'Cross-origin request rejected' },
   registration_disabled: { status: 403, message: 'Registration is disabled' },
   mfa_required: { status: 403, message: 'A second factor is required' },
+  reauth_required: { status: 403, message: 'Sign in again to make this change' },
   not_found: { status: 404, message: DETAIL },
   method_not_allowed: { status: 405, message: 'Method %s is not allowed on this resource' },
   request_timeout: { status: 408, message: 'The request took too long' },
   totp_already_enabled: { status: 409, message: 'Two-factor sign-in is already enabled' },
+  too_many_passkeys: { status: 409, message: 'The account has as many passkeys as it may have' },
+  last_credential: { status: 409, message: 'This is the last way to sign in to the account' },
+  too_many_api_keys: { status: 409, message: 'The account has as many API keys as it may have' },
+  not_service_account: { status: 409, message: 'API keys are created for service accounts only' },
   signing_keys_disabled: { status: 409, message: 'Signing keys exist only with an asymmetric JWT_ALG (ES256, EdDSA or RS256)' },
   payload_too_large: { status: 413, message: 'The request body is too large' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json (UTF-8)' },
@@ -84,7 +90,7 @@ export const RefreshTokenReused = catalogued('refresh_token_reused')
 export class Forbidden extends catalogued('forbidden') {
   readonly reason: DenialReason
   readonly requiredRoles: string[] | undefined
-  constructor (reason: 'missing_role' | 'not_owner' | 'superuser_required', requiredRoles?: string[]) {
+  constructor (reason: 'missing_role' | 'not_owner' | 'superuser_required' | 'session_required', requiredRoles?: string[]) {
     super()
     this.reason = reason
     this.requiredRoles = requiredRoles
@@ -97,13 +103,19 @@ export const RegistrationDisabled = catalogued('registration_disabled')
 export function denialOf (error: unknown): { reason: DenialReason, requiredRoles?: string[] | undefined } | undefined {
   if (error instanceof Forbidden) return { reason: error.reason, requiredRoles: error.requiredRoles }
   const code = catalogueCode(error)
-  return code === 'csrf_rejected' || code === 'registration_disabled' || code === 'mfa_required' ? { reason: code } : undefined
+  return code === 'csrf_rejected' || code === 'registration_disabled' || code === 'mfa_required' || code === 'reauth_required' ? { reason: code } : undefined
 }
 export const NotFound = catalogued('not_found')
 export const MethodNotAllowed = catalogued('method_not_allowed')
 export const SigningKeysDisabled = catalogued('signing_keys_disabled')
 export const TotpAlreadyEnabled = catalogued('totp_already_enabled')
 export const MfaRequired = catalogued('mfa_required')
+export const ReauthRequired = catalogued('reauth_required')
+export const PasskeyInvalid = catalogued('passkey_invalid')
+export const TooManyPasskeys = catalogued('too_many_passkeys')
+export const LastCredential = catalogued('last_credential')
+export const TooManyApiKeys = catalogued('too_many_api_keys')
+export const NotServiceAccount = catalogued('not_service_account')
 
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
 export const RedirectLoop = catalogued('redirect_loop')
