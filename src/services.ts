@@ -21,6 +21,7 @@ import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS } from './tokens/co
 import { TokenIssuer } from './tokens/issuer.js'
 import type { TwoFactorService } from './two-factor/two-factor-service.js'
 import { normalizeEmail, UserService } from './accounts/users.js'
+import { RecentAuthentication } from './accounts/recent-auth.js'
 import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
@@ -50,6 +51,8 @@ export interface Services {
   sessions: SessionService
   users: UserService
   auth: AuthService
+  /** the check of the changes that need a recent sign-in or the password again (REAUTH_MAX_AGE) */
+  recentAuth: RecentAuthentication
   keys: KeyService
   /** After a transaction that enqueued mail commits, call `mail.wake()` so it goes out now, not at the next poll. */
   mail: MailSender
@@ -99,6 +102,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
       clock
     }, config.jwtSecret)
   const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
+  const recentAuth = new RecentAuthentication({ store, hasher, throttle: throttles.password, audit, maxAge: config.reauthMaxAge, clock })
   const changes = new KeyChanges(config.redisPrefix)
   const keys = new KeyService({ store, config, ring, envelope, audit, changes, onRevoked: () => { tokens.cache.clear() }, log })
   const recovery = new RecoveryService({
@@ -108,7 +112,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, mail, recovery, twoFactor, bootstrapAdmin }
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 

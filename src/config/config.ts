@@ -6,6 +6,7 @@ import { authzConfig, AuthzSettings, type AuthzConfig } from './authz.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
+import { passkeySettings, PasskeySettings, type PasskeyConfig } from './passkeys.js'
 import { observabilityConfig, ObservabilitySettings, type ObservabilityConfig } from './observability.js'
 import { portalSettings, PortalSettings, type PortalConfig } from './portal.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './recovery.js'
@@ -37,12 +38,13 @@ export const ConfigSchema = Type.Object({
   ...RecoveryConfigSchema,
   ...AuthzSettings,
   ...TotpConfigSchema,
-  ...PortalSettings
+  ...PortalSettings,
+  ...PasskeySettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -82,7 +84,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
   const storage = storageConfig(raw)
   const accounts = accountConfig(raw)
   const portal = portalSettings(raw, production)
-  const keys = keysSettings(raw, production, storage.dataDir, portal.portal !== undefined)
+  const passkeys = passkeySettings(raw, production)
+  const keys = keysSettings(raw, production, storage.dataDir, featureNeedingKeys(raw))
   return {
     env: raw.APP_ENV,
     production,
@@ -99,6 +102,17 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...recoverySettings({ ...raw, PASSWORD_RESET_URL: raw.PASSWORD_RESET_URL ?? (portal.portal && `${portal.portal.publicUrl}/portal/reset#token={token}`) }, production),
     ...authzConfig(raw),
     ...sessionsConfig(raw),
-    ...portal
+    ...portal,
+    ...passkeys
   }
+}
+
+/** The first enabled feature that seals or keyed-hashes with DATA_ENCRYPTION_KEYS: production without them names it. */
+function featureNeedingKeys (raw: RawConfig): string | false {
+  const needing = [
+    ['ENABLE_PORTAL', raw.ENABLE_PORTAL],
+    ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS]
+  ] as const
+  const first = needing.find(([, on]) => on)
+  return first === undefined ? false : `${first[0]}=true`
 }

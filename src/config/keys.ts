@@ -53,8 +53,12 @@ export interface KeysConfig {
   jwtKeyRotationInterval: number | undefined
 }
 
-/** `sealsBrowserState`: the portal seals its flow cookie, so it needs keys as an asymmetric JWT_ALG does. */
-export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string, sealsBrowserState = false): KeysConfig {
+/**
+ * `featureNeedingKeys`: the first enabled feature that seals or keyed-hashes with the data keys
+ * (`ENABLE_PORTAL=true`, …: src/config/config.ts), named when production has none; an asymmetric
+ * JWT_ALG needs them too.
+ */
+export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string, featureNeedingKeys: string | false = false): KeysConfig {
   const jwksMaxAge = parseDuration(raw.JWKS_MAX_AGE)
   const jwtKeyPublishLead = raw.JWT_KEY_PUBLISH_LEAD === undefined ? Math.max(2 * jwksMaxAge, MIN_PUBLISH_LEAD) : parseDuration(raw.JWT_KEY_PUBLISH_LEAD)
   if (jwtKeyPublishLead < MIN_PUBLISH_LEAD) {
@@ -68,7 +72,7 @@ export function keysSettings (raw: KeysRaw, production: boolean, dataDir: string
   return {
     jwtAlg: raw.JWT_ALG,
     jwtAudience: raw.JWT_AUDIENCE,
-    dataEncryptionKeys: dataKeys(raw.DATA_ENCRYPTION_KEYS, asymmetric ? 'JWT_ALG is not HS256' : sealsBrowserState && 'ENABLE_PORTAL=true', production, dataDir),
+    dataEncryptionKeys: dataKeys(raw.DATA_ENCRYPTION_KEYS, asymmetric ? 'JWT_ALG is not HS256' : featureNeedingKeys, production, dataDir),
     jwksMaxAge,
     jwtKeyPublishLead,
     jwtKeyRotationInterval: interval

@@ -1,0 +1,42 @@
+import type { AuditSink, RequestContext } from '../events.js'
+import type { Store } from '../db/store.js'
+import { InvalidPassword, ReauthRequired, TokenRevoked } from '../errors.js'
+import type { PasswordHasher } from '../crypto/passwords.js'
+import type { FailureThrottle } from '../limits/throttle.js'
+import type { Claims } from '../tokens/claims.js'
+
+export interface RecentAuthOptions {
+  store: Store
+  hasher: PasswordHasher
+  /** the change-password throttle: a wrong password here is the same guess */
+  throttle: FailureThrottle
+  audit: AuditSink
+  /** seconds: REAUTH_MAX_AGE */
+  maxAge: number
+  /** wall clock, ms */
+  clock: () => number
+}
+
+/**
+ * Recent authentication (docs/passkeys.md#recent-authentication): the changes that add or remove a
+ * way in (a passkey, an API key) need a sign-in within REAUTH_MAX_AGE, or the password again, so a
+ * token or a browser left signed in does not suffice to keep a way back in.
+ */
+export class RecentAuthentication {
+  constructor (private readonly options: RecentAuthOptions) {}
+
+  /** The token's `auth_time` is recent, or `password` is the user's; else 403 reauth_required, and a wrong password 400 invalid_password. */
+  async require (caller: Claims, password: string | undefined, context: RequestContext): Promise<void> {
+    const { store, hasher, throttle, audit, maxAge, clock } = this.options
+    if (password === undefined) {
+      if (clock() / 1000 - caller.auth_time <= maxAge) return
+      throw new ReauthRequired()
+    }
+    const user = await store.users.findById(caller.user_id)
+    if (user === undefined) throw new TokenRevoked()
+    const { ok } = await throttle.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await hasher.verify(user.passwordHash, password) }))
+    if (ok) return
+    audit({ event: 'login_failed', outcome: 'failure', actorId: user.id, userId: user.id, sessionId: caller.session_id, detail: 'reauth' }, context)
+    throw new InvalidPassword()
+  }
+}
