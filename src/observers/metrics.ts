@@ -1,7 +1,25 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { AuditEvent } from '../events.js'
 import { DENIAL_REASONS } from '../../schemas/errors.js'
+import { HASH_ALGORITHMS } from '../crypto/legacy-hashes.js'
 import { LIMITERS, MAIL_OUTCOMES, type Limiter, type ServiceEvents } from '../events.js'
+
+/**
+ * Users by the algorithm of their password hash, counted in the database when scraped (one
+ * grouped scan): an import's progress, and how many legacy hashes the rehash has yet to replace.
+ */
+function passwordCensus (registry: Registry, census: () => Promise<Record<string, number>>): void {
+  new Gauge({
+    name: 'gatehouse_users_by_password_hash',
+    help: 'Users by the algorithm of their stored password hash (none: no password)',
+    labelNames: ['algorithm'],
+    registers: [registry],
+    async collect () {
+      const counts = await census()
+      for (const algorithm of [...HASH_ALGORITHMS, 'none']) this.set({ algorithm }, counts[algorithm] ?? 0)
+    }
+  })
+}
 
 /**
  * The service's Prometheus metrics, in a registry of their own: every app (and every test)
@@ -25,7 +43,8 @@ export class ServiceMetrics {
     registers: [this.registry]
   })
 
-  constructor (revocations: () => number) {
+  constructor (revocations: () => number, census?: () => Promise<Record<string, number>>) {
+    if (census !== undefined) passwordCensus(this.registry, census)
     new Gauge({
       name: 'gatehouse_revocation_index_size',
       help: 'Revoked sessions held in memory for the access-token check',
