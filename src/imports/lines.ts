@@ -81,7 +81,12 @@ export class LineCheck {
 
   /** The errors in ImportUser's property order, whichever rule found them. */
   sorted (): LineProblems {
-    const rank = (key: string) => FIELD_ORDER.indexOf(key.slice(this.prefix === '' ? 0 : this.prefix.length + 1).split('.')[0] ?? '')
+    // the line itself first, then ImportUser's order, then the properties it does not know
+    const rank = (key: string) => {
+      if (key === this.nameOf('')) return -1
+      const at = FIELD_ORDER.indexOf(key.slice(this.prefix === '' ? 0 : this.prefix.length + 1).split('.')[0] ?? '')
+      return at === -1 ? FIELD_ORDER.length : at
+    }
     const keys = Object.keys(this.problems.errors).sort((a, b) => rank(a) - rank(b))
     return { errors: Object.fromEntries(keys.map((key) => [key, this.problems.errors[key] ?? []])), details: this.problems.details }
   }
