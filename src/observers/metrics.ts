@@ -9,16 +9,16 @@ import { LIMITERS, MAIL_OUTCOMES, type Limiter, type ServiceEvents } from '../ev
  * grouped scan): an import's progress, and how many legacy hashes the rehash has yet to replace.
  */
 function passwordCensus (registry: Registry, census: () => Promise<Record<string, number>>): void {
-  new Gauge({
+  registry.registerMetric(new Gauge({
     name: 'gatehouse_users_by_password_hash',
     help: 'Users by the algorithm of their stored password hash (none: no password)',
     labelNames: ['algorithm'],
-    registers: [registry],
+    registers: [],
     async collect () {
       const counts = await census()
       for (const algorithm of [...HASH_ALGORITHMS, 'none']) this.set({ algorithm }, counts[algorithm] ?? 0)
     }
-  })
+  }))
 }
 
 /**
