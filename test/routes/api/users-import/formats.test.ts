@@ -130,3 +130,16 @@ t.test('the portal-independent JSON sign-in of /api/auth/login verifies a legacy
   const me = await app.inject({ method: 'GET', url: '/auth/me', headers: authHeader(res.json().access_token) })
   t.equal(me.json().email, 'api@example.com')
 })
+
+t.test('concurrent first sign-ins rehash once: the compare-and-swap lets one of them store its hash', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const hash = await htpasswdBcrypt(PASSWORD, 6)
+  t.equal((await postImport(imp, { users: [{ email: 'race@example.com', name: 'Race Twice', password_hash: hash }] })).statusCode, 200)
+  const answers = await Promise.all(Array.from({ length: 4 }, async () => await signIn(app, 'race@example.com', PASSWORD)))
+  t.same(answers.map((r) => r.statusCode), [200, 200, 200, 200])
+  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
+  t.equal(entries.length, 1, 'one password_rehashed')
+  t.match(await storedHash(app, 'race@example.com'), ARGON2ID_TODAY)
+  t.equal((await signIn(app, 'race@example.com', PASSWORD)).statusCode, 200, 'and the stored hash is one that verifies')
+})
