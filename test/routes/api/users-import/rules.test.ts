@@ -199,3 +199,32 @@ t.test('1000 lines import in one call past BODY_LIMIT (the route takes 4 MiB); 1
   const elsewhere = await imp.app.inject({ method: 'POST', url: '/api/users', headers: { ...authHeader(imp.token), 'content-type': 'application/json' }, payload: JSON.stringify({ ...user(1), password: 'Long-Enough-1', pad: ' '.repeat(70000) }) })
   t.equal(elsewhere.statusCode, 413, 'the other routes keep BODY_LIMIT')
 })
+
+t.test('a row another writer takes between the check and the insert refuses its line: the import rolls back, or with partial that line alone', async (t) => {
+  const imp = await importer(t)
+  const { users } = imp.app.store
+  // the check sees nothing taken, as if root@example.com were written just after it
+  t.intercept(users, 'taken', { value: async () => ({ emails: new Set<string>(), ids: new Set<string>() }) })
+  const body = { users: [user(1), user(2, { email: 'root@example.com' }), user(3)] }
+  const whole = await postImport(imp, body)
+  t.equal(whole.statusCode, 422)
+  t.same(whole.json(), { ...VALIDATION_FAILED, errors: { 'users.1.email': ['The users.1.email field is already taken'] } })
+  t.equal(await count(imp), 1, 'rolled back: lines 0 and 2 are not written either')
+  const partial = await postImport(imp, { ...body, partial: true })
+  t.equal(partial.statusCode, 200)
+  t.match(partial.json(), { created: 2, refused: 1, results: [{ index: 0 }, { index: 1, errors: { 'users.1.email': ['The users.1.email field is already taken'] } }, { index: 2 }] })
+  t.equal(await count(imp), 3)
+})
+
+t.test('a plain password keeps CreateUserRequest\'s rules; the other fields theirs', async (t) => {
+  const imp = await importer(t)
+  const res = await postImport(imp, { users: [user(1, { password: 'short', roles: ['Bad Role'], is_superuser: 'yes', email_verified: 1, id: 'not-a-uuid' })] })
+  t.equal(res.statusCode, 422)
+  t.same(res.json().errors, {
+    'users.0.id': ['The users.0.id field is invalid'],
+    'users.0.roles.0': ['The users.0.roles.0 field is invalid'],
+    'users.0.is_superuser': ['The users.0.is_superuser field is invalid'],
+    'users.0.email_verified': ['The users.0.email_verified field is invalid'],
+    'users.0.password': ['The users.0.password field must be at least 8 characters']
+  })
+})
