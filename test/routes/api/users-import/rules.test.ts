@@ -228,3 +228,16 @@ t.test('a plain password keeps CreateUserRequest\'s rules; the other fields thei
     'users.0.password': ['The users.0.password field must be at least 8 characters']
   })
 })
+
+t.test('with VALIDATION_ERROR_DETAILS the 422 lists each failure with its tag; no password or hash is echoed', async (t) => {
+  const imp = await importer(t, { VALIDATION_ERROR_DETAILS: true })
+  const hash = `$2b$17$${BCRYPT_TAIL}`
+  const res = await postImport(imp, { users: [user(1, { email: 'nope', password_hash: hash }), user(2, { password: 'short' })] })
+  t.equal(res.statusCode, 422)
+  t.same(res.json().details, [
+    { field: 'users.0.email', tag: 'email', value: 'nope', message: 'The users.0.email field must be a valid email address' },
+    { field: 'users.0.password_hash', tag: 'hash_parameters', value: '', message: 'The users.0.password_hash field has parameters out of range (bcrypt cost 17 > 16)' },
+    { field: 'users.1.password', tag: 'min', value: '', message: 'The users.1.password field must be at least 8 characters' }
+  ])
+  t.notOk(res.body.includes(BCRYPT_TAIL) || res.body.includes('short"'), 'neither the hash nor the password is in the answer')
+})
