@@ -3,6 +3,7 @@ import { argon2Cli, htpasswdBcrypt, pythonHash } from '../../../src/crypto/forei
 import { authHeader, changePassword, login } from '../../../helper.js'
 import { BAD_LOGIN } from '../../../patterns.js'
 import { census, importer, postImport, signIn, storedHash } from './support.js'
+import { alertCode, PageClient, portalValues } from '../../portal/support.js'
 
 /*
  * routes/api/users-import.ts with hashes made by tools nobody here wrote (test/src/crypto/foreign-hashes.ts):
@@ -142,4 +143,21 @@ t.test('concurrent first sign-ins rehash once: the compare-and-swap lets one of 
   t.equal(entries.length, 1, 'one password_rehashed')
   t.match(await storedHash(app, 'race@example.com'), ARGON2ID_TODAY)
   t.equal((await signIn(app, 'race@example.com', PASSWORD)).statusCode, 200, 'and the stored hash is one that verifies')
+})
+
+t.test('the portal\'s sign-in page (routes/portal/login.ts) signs in an imported scrypt user and rehashes it', async (t) => {
+  const imp = await importer(t, portalValues())
+  const { app } = imp
+  const hash = await pythonHash(PASSWORD, { kind: 'scrypt', ln: 10, r: 8, p: 1 })
+  t.equal((await postImport(imp, { users: [{ email: 'portal@example.com', name: 'Portal User', password_hash: hash }] })).statusCode, 200)
+  const browser = new PageClient(app)
+  await browser.get('/portal/login')
+  const wrong = await browser.post('/portal/login', { email: 'portal@example.com', password: `${PASSWORD}x`, rd: '/portal/account' })
+  t.equal(wrong.statusCode, 401)
+  t.equal(alertCode(wrong.body), 'invalid_credentials')
+  const right = await browser.post('/portal/login', { email: 'portal@example.com', password: PASSWORD, rd: '/portal/account' })
+  t.equal(right.statusCode, 303)
+  t.match(await storedHash(app, 'portal@example.com'), ARGON2ID_TODAY)
+  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
+  t.same(entries.map((e) => e.detail), ['scrypt'])
 })
