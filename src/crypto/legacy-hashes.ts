@@ -70,7 +70,9 @@ function bcryptHash (m: RegExpExecArray): HashCheck {
 function argon2Hash (m: RegExpExecArray): HashCheck {
   const algorithm = m[1] as 'argon2id' | 'argon2i' | 'argon2d'
   const [memory, time, lanes] = [Number(m[3]), Number(m[4]), Number(m[5])]
-  if (keyed(decodeBase64(m[6] ?? ''), decodeBase64(m[7] ?? '')) === undefined) return UNSUPPORTED
+  // argon2 itself refuses a salt under 8 bytes: such a hash could never verify
+  const parts = keyed(decodeBase64(m[6] ?? ''), decodeBase64(m[7] ?? ''))
+  if (parts === undefined || parts.salt.length < 8) return UNSUPPORTED
   // argon2 itself needs 8 KiB per lane; the upper bounds keep one sign-in from taking the machine
   return bounded({ algorithm, text: m[0] }, algorithm, [['t', time, 1, 10], ['p', lanes, 1, 16], ['m', memory, 8 * Math.max(lanes, 1), 262144]])
 }

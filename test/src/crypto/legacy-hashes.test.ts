@@ -66,6 +66,9 @@ t.test('a key shorter than 16 bytes, or base64 that decodes to nothing, is not a
   t.same(parseHash('$pbkdf2-sha256$1000$c2FsdA$c2hvcnQ'), { ok: false, reason: 'unsupported' })
   t.same(parseHash('$scrypt$ln=4,r=8,p=1$c$uIrK6HMCGhQ0iNjYHZuzkm4WcvMcJmzwZw+m0wUykoY'), { ok: false, reason: 'unsupported' })
   t.same(parseHash('$argon2id$v=19$m=1024,t=1,p=1$c2FsdHNhbHQ$x'), { ok: false, reason: 'unsupported' })
+  // argon2's own minimum salt is 8 bytes: 7 is refused, 8 (the negative control) accepted
+  t.same(parseHash('$argon2id$v=19$m=1024,t=1,p=1$c2FsdHNhbA$uIrK6HMCGhQ0iNjYHZuzkm4WcvMcJmzwZw+m0wUykoY'), { ok: false, reason: 'unsupported' })
+  t.equal(parseHash('$argon2id$v=19$m=1024,t=1,p=1$c2FsdHNhbHQ$uIrK6HMCGhQ0iNjYHZuzkm4WcvMcJmzwZw+m0wUykoY').ok, true)
 })
 
 t.test('the census label of each stored form', async (t) => {
