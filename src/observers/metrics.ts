@@ -37,7 +37,7 @@ export class ServiceMetrics {
   private readonly denials = new Counter({ name: 'gatehouse_access_denied_total', help: 'Requests refused with 403, by reason', labelNames: ['reason'], registers: [this.registry] })
   private readonly hashing = new Histogram({
     name: 'gatehouse_password_hash_duration_seconds',
-    help: 'argon2id time per operation',
+    help: 'Password hashing (argon2id) and verification (any stored format) time per operation',
     labelNames: ['operation'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry]
