@@ -1,3 +1,4 @@
+import bcrypt from 'bcrypt'
 import { ADMIN, BenchError, type Child } from './servers.js'
 
 /** The user the scenarios act as: a plain user reading themself, so the guard's self rule runs. */
@@ -28,4 +29,25 @@ export async function createUser (child: Child): Promise<void> {
   const admin = await signIn(child, ADMIN)
   const res = await call(child, 'POST', '/api/users', USER, admin.token)
   if (res.status !== 201) throw new BenchError(`${child.name}: creating the benchmark user failed: ${res.status} ${JSON.stringify(res.body)}`)
+}
+
+let bcryptHash: Promise<string> | undefined
+
+/**
+ * Fresh users holding one bcrypt (cost 10) hash of USER's password, imported by the admin through
+ * POST /api/users/import: each signs in once, since that first sign-in rehashes it to argon2id.
+ */
+export async function importBcryptUsers (child: Child, count: number): Promise<string[]> {
+  bcryptHash ??= bcrypt.hash(USER.password, 10)
+  const hash = await bcryptHash
+  const admin = await signIn(child, ADMIN)
+  const prefix = `bcrypt-${Date.now()}`
+  const emails: string[] = []
+  for (let i = 0; i < count; i += 1000) {
+    const users = Array.from({ length: Math.min(1000, count - i) }, (_, j) => ({ email: `${prefix}-${i + j}@example.com`, name: 'Bench Import', password_hash: hash }))
+    const res = await call(child, 'POST', '/api/users/import', { users }, admin.token)
+    if (res.status !== 200) throw new BenchError(`${child.name}: importing the bcrypt users failed: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`)
+    emails.push(...users.map((u) => u.email))
+  }
+  return emails
 }

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon'
+import type { VerifyRun } from './argon2-worker.js'
 import { cpuSeconds, rssMb } from './proc.js'
 import { assertAlive, BenchError, type Argon2Child, type Child } from './servers.js'
 
@@ -22,6 +23,8 @@ export interface Target {
   method?: 'GET' | 'POST'
   headers?: Record<string, string>
   body?: string
+  /** a body per request instead (autocannon's setupRequest): each sign-in as another user */
+  nextBody?: () => string
 }
 
 export interface Load { connections: number, pipelining: number, seconds: number }
@@ -55,6 +58,7 @@ export async function loadTest (child: Child, target: Target, load: Load): Promi
     method: target.method ?? 'GET',
     headers: target.headers,
     body: target.body,
+    ...(target.nextBody !== undefined && { requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, body: target.nextBody?.() }) }] }),
     connections: load.connections,
     pipelining: load.pipelining,
     duration: load.seconds
@@ -89,10 +93,10 @@ export async function loadTest (child: Child, target: Target, load: Load): Promi
 }
 
 /** The same figures for raw argon2 verify in its own process (the login ceiling). */
-export async function argon2Test (child: Argon2Child, load: Load): Promise<Sample> {
+export async function argon2Test (child: Argon2Child, load: Load, kind: VerifyRun['kind'] = 'argon2'): Promise<Sample> {
   assertAlive(child)
   const cpuBefore = cpuSeconds(child.pid)
-  const result = await child.run({ seconds: load.seconds, concurrency: load.connections })
+  const result = await child.run({ seconds: load.seconds, concurrency: load.connections, kind })
   const cpu = cpuSeconds(child.pid) - cpuBefore
   if (result.ops === 0) throw new BenchError('argon2: no verify completed')
   const seconds = result.elapsedMs / 1000

@@ -1,4 +1,4 @@
-import { USER } from './client.js'
+import { importBcryptUsers, USER } from './client.js'
 import { argon2Test, loadTest, type Load, type Sample, type Target } from './measure.js'
 import type { NginxChain } from './nginx.js'
 import type { ScenarioId } from './options.js'
@@ -65,6 +65,15 @@ export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, u
         peer('Fastify + @fastify/jwt + better-sqlite3', peers.fastify, peers.token, peers.userId),
         peer('Express 5 + passport-jwt + better-sqlite3', peers.express, peers.token, peers.userId)
       ]
+  // every request signs in a user imported with a bcrypt hash for the first time: verify + rehash
+  const bcryptLogin = async (load: Load) => {
+    const emails = await importBcryptUsers(gatehouse, 100 * load.seconds + 500)
+    let next = 0
+    return await loadTest(gatehouse, { ...login, nextBody: () => JSON.stringify({ email: emails[next++ % emails.length], password: USER.password }) }, load)
+  }
+  const bcryptRow = (kind: 'bcrypt' | 'bcrypt-rehash', ceilingName: string): Scenario => ({
+    id: 'login-bcrypt', name: 'POST /auth/login, imported bcrypt cost 10 (first sign-in)', ceilingName, load: p1, gatehouse: true, ceiling: (load) => argon2Test(argon2, load, kind), subject: bcryptLogin
+  })
   return [
     ...chain,
     {
@@ -109,6 +118,8 @@ export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, u
       gatehouse: true,
       ceiling: (load) => argon2Test(argon2, load),
       subject: (load) => loadTest(gatehouse, login, load)
-    }
+    },
+    bcryptRow('bcrypt', 'bcrypt.compare, 50 concurrent'),
+    bcryptRow('bcrypt-rehash', 'bcrypt.compare + argon2id hash, 50 concurrent')
   ]
 }

@@ -22,7 +22,8 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
   // prom-client is loaded only when metrics are on
   const { ServiceMetrics } = await import('../src/observers/metrics.js')
   const { services } = fastify
-  const metrics = new ServiceMetrics(() => services.revocations.size)
+  const { store } = fastify
+  const metrics = new ServiceMetrics(() => services.revocations.size, async () => await store.users.countByPasswordHash())
   metrics.observe(services.events)
   fastify.decorate('metrics', metrics)
-}, { name: 'metrics', dependencies: ['config', 'services'] })
+}, { name: 'metrics', dependencies: ['config', 'services', 'db'] })

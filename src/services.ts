@@ -25,6 +25,7 @@ import { RecentAuthentication } from './accounts/recent-auth.js'
 import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
+import { ImportService } from './imports/import-service.js'
 
 export type ServiceLogger = CoreLogger
 
@@ -58,6 +59,8 @@ export interface Services {
   mail: MailSender
   recovery: RecoveryService
   twoFactor: TwoFactorService | undefined
+  /** `gatehouse user import` and POST /api/users/import */
+  imports: ImportService
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -112,7 +115,8 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, bootstrapAdmin }
+  const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails })
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, imports, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 

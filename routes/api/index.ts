@@ -7,6 +7,7 @@ import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import keyRoutes from './keys.js'
 import userTwoFactorRoutes from './two-factor.js'
 import userRoutes from './users.js'
+import userImportRoutes from './users-import.js'
 
 /**
  * The /api boundary. /api/auth/login is registered beside the guarded scope, not inside it;
@@ -29,6 +30,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     await api.register(ownSessionRoutes, { prefix: '/auth/sessions' })
     await api.register(userRoutes, { prefix: '/users' })
     await api.register(userSessionRoutes, { prefix: '/users' })
+    await api.register(userImportRoutes, { prefix: '/users' })
     await api.register(auditRoutes, { prefix: '/audit' })
     await api.register(keyRoutes, { prefix: '/keys' })
     // only with ENABLE_TOTP: off, the path is an unknown route (404)

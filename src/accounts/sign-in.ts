@@ -2,6 +2,8 @@ import type { AuditSink, RequestContext } from '../events.js'
 import type { Store } from '../db/store.js'
 import { InvalidCredentials, InvalidPassword, TokenRevoked } from '../errors.js'
 import type { PasswordHasher } from '../crypto/passwords.js'
+import { algorithmOf } from '../crypto/legacy-hashes.js'
+import type { User } from '../db/users.js'
 import type { SessionService, TokenPair } from '../sessions/session-service.js'
 import type { AuthThrottles } from '../limits/throttle.js'
 import type { Claims } from '../tokens/claims.js'
@@ -42,14 +44,21 @@ export class AuthService {
       audit({ event: 'login_failed', outcome: 'failure', email: normalized, userId: user?.id }, context)
       throw new InvalidCredentials()
     }
-    if (hasher.needsRehash(user.passwordHash)) {
-      // only over the hash just verified: a password changed meanwhile must not be reverted
-      await store.users.setPasswordHash(user.id, await hasher.hash(password), new Date().toISOString(), user.passwordHash)
-    }
+    if (hasher.needsRehash(user.passwordHash)) await this.rehash(user, password, context)
     if (pending && twoFactor !== undefined) return { status: 'second_factor_required', challenge: await twoFactor.challenge(user, 'pwd', remember, context) }
     const pair = await sessions.start(user, context)
     audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return { status: 'signed_in', pair }
+  }
+
+  /**
+   * Today's argon2id over an imported or older hash, only over the hash just verified: a
+   * password changed meanwhile must not be reverted, and of two concurrent sign-ins one swaps.
+   */
+  private async rehash (user: User, password: string, context: RequestContext): Promise<void> {
+    const { store, hasher, audit } = this.options
+    const swapped = await store.users.setPasswordHash(user.id, await hasher.hash(password), new Date().toISOString(), user.passwordHash)
+    if (swapped) audit({ event: 'password_rehashed', actorId: user.id, userId: user.id, detail: algorithmOf(user.passwordHash) }, context)
   }
 
   async register (account: Omit<NewAccount, 'isSuperuser'>, context: RequestContext): Promise<TokenPair> {

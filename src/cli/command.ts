@@ -11,8 +11,11 @@ export interface Input {
   positionals: string[]
 }
 
-/** What a command prints: a line or a few for people, a value for `--json`. */
-export interface Output { text: string, json: unknown }
+/**
+ * What a command prints: a line or a few for people, a value for `--json`. A command that ran
+ * but refused part of its input (an import's lines) lists them on stderr and exits 1.
+ */
+export interface Output { text: string, json: unknown, refusals?: string, exitCode?: 1 }
 
 export interface Command {
   /** after `gatehouse `, e.g. `user show <email|id>` */

@@ -59,8 +59,9 @@ export async function main (argv: string[], io: Io = STDIO): Promise<number> {
       return 0
     }
     const output = await command.run(input, session.context)
+    if (output.refusals !== undefined && !input.json) io.err(output.refusals + '\n')
     io.out((input.json ? JSON.stringify(output.json) : output.text) + '\n')
-    return 0
+    return output.exitCode ?? 0
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`gatehouse: ${err.message}\nusage: gatehouse ${command.usage}\n`)

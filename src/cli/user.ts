@@ -6,6 +6,7 @@ import { integerOption, UsageError, type CommandGroup } from './command.js'
 import { userRepresentation } from '../http/presenters.js'
 import { plural, userLine } from './output.js'
 import { readPassword } from './password.js'
+import { importCommand } from './import.js'
 
 const ROLE = new RegExp(Role.pattern ?? '^$')
 const REF = ['<email|id>']
@@ -106,6 +107,7 @@ export const userGroup: CommandGroup = {
         await cli.services.users.delete(user.id, OPERATOR, cli.requester.context)
         return { text: `deleted user ${user.id} <${user.email}>`, json: { deleted: user.id } }
       }
-    }
+    },
+    import: importCommand
   }
 }

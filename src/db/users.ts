@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Database, UserRow } from './schema.js'
 
 export interface User {
@@ -18,6 +18,12 @@ export interface User {
 }
 
 export type NewUser = Omit<User, 'createdAt' | 'updatedAt' | 'credentialsVersion' | 'emailVerified'>
+
+/** A user an import writes: the old system's id, creation time and verified address are kept. */
+export type ImportedUser = NewUser & Pick<User, 'createdAt' | 'emailVerified'>
+
+/** Rows per insert: eleven parameters each stays far below SQLite's and PostgreSQL's limits. */
+const IMPORT_CHUNK = 500
 
 export interface UserChanges { name?: string, age?: number | null, roles?: string[], isSuperuser?: boolean }
 
@@ -82,6 +88,49 @@ export class UserRepository {
     return row && toUser(row)
   }
 
+  /** The ids inserted; a row whose email or id is taken (a concurrent writer) is skipped, not an error. */
+  async insertMany (users: ImportedUser[], now: string): Promise<string[]> {
+    const inserted: string[] = []
+    for (let i = 0; i < users.length; i += IMPORT_CHUNK) {
+      const rows = await this.db.insertInto('users')
+        .values(users.slice(i, i + IMPORT_CHUNK).map((user) => ({
+          id: user.id,
+          email: user.email,
+          name: user.name,
+          age: user.age,
+          password_hash: user.passwordHash,
+          roles: JSON.stringify(user.roles),
+          is_superuser: user.isSuperuser ? 1 : 0,
+          email_verified: user.emailVerified ? 1 : 0,
+          credentials_version: 0,
+          created_at: user.createdAt,
+          updated_at: now
+        })))
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .execute()
+      inserted.push(...rows.map((row) => row.id))
+    }
+    return inserted
+  }
+
+  /** Which of these emails and ids some user already has (an import's uniqueness check). */
+  async taken (emails: string[], ids: string[]): Promise<{ emails: Set<string>, ids: Set<string> }> {
+    const found = { emails: new Set<string>(), ids: new Set<string>() }
+    for (let i = 0; i < Math.max(emails.length, ids.length); i += IMPORT_CHUNK) {
+      const [someEmails, someIds] = [emails.slice(i, i + IMPORT_CHUNK), ids.slice(i, i + IMPORT_CHUNK)]
+      if (someEmails.length === 0 && someIds.length === 0) continue
+      const rows = await this.db.selectFrom('users').select(['id', 'email'])
+        .where((eb) => eb.or([...(someEmails.length > 0 ? [eb('email', 'in', someEmails)] : []), ...(someIds.length > 0 ? [eb('id', 'in', someIds)] : [])]))
+        .execute()
+      for (const row of rows) {
+        found.emails.add(row.email)
+        found.ids.add(row.id)
+      }
+    }
+    return found
+  }
+
   async findById (id: string): Promise<User | undefined> {
     if (this.byId !== undefined) return await this.byId.load(id)
     let query = this.db.selectFrom('users').selectAll().where('id', '=', id)
@@ -101,6 +150,28 @@ export class UserRepository {
   async findByEmail (email: string): Promise<User | undefined> {
     const row = await this.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
     return row && toUser(row)
+  }
+
+  /**
+   * Users by the algorithm of their stored hash (the metrics gauge), counted in one grouped scan
+   * by the hash's prefix; '' is a user with no password.
+   */
+  async countByPasswordHash (): Promise<Record<string, number>> {
+    const algorithm = sql<string>`case
+      when password_hash = '' then 'none'
+      when substr(password_hash, 1, 10) = '$argon2id$' then 'argon2id'
+      when substr(password_hash, 1, 9) = '$argon2i$' then 'argon2i'
+      when substr(password_hash, 1, 9) = '$argon2d$' then 'argon2d'
+      when substr(password_hash, 1, 3) = '$2a' or substr(password_hash, 1, 3) = '$2b' or substr(password_hash, 1, 3) = '$2y' then 'bcrypt'
+      when substr(password_hash, 1, 8) = '$scrypt$' then 'scrypt'
+      when substr(password_hash, 1, 15) = '$pbkdf2-sha256$' or substr(password_hash, 1, 14) = 'pbkdf2_sha256$' then 'pbkdf2_sha256'
+      when substr(password_hash, 1, 15) = '$pbkdf2-sha512$' then 'pbkdf2_sha512'
+      else 'other' end`
+    const rows = await this.db.selectFrom('users')
+      .select([algorithm.as('algorithm'), (eb) => eb.fn.countAll<number | string>().as('total')])
+      .groupBy(algorithm)
+      .execute()
+    return Object.fromEntries(rows.map((row) => [row.algorithm, Number(row.total)]))
   }
 
   async list (limit: number, offset: number): Promise<User[]> {
@@ -153,14 +224,15 @@ export class UserRepository {
    * With `expected` (a rehash with today's parameters): a compare-and-set that keeps a hash
    * replaced meanwhile, and leaves the version alone since the password did not change.
    */
-  async setPasswordHash (id: string, passwordHash: string, now: string, expected?: string): Promise<void> {
+  async setPasswordHash (id: string, passwordHash: string, now: string, expected?: string): Promise<boolean> {
     if (expected !== undefined) {
-      await this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now })
-        .where('id', '=', id).where('password_hash', '=', expected).execute()
-      return
+      const swapped = await this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now })
+        .where('id', '=', id).where('password_hash', '=', expected).executeTakeFirst()
+      return swapped.numUpdatedRows > 0n
     }
-    await this.db.updateTable('users')
+    const result = await this.db.updateTable('users')
       .set((eb) => ({ password_hash: passwordHash, updated_at: now, credentials_version: eb('credentials_version', '+', 1) }))
-      .where('id', '=', id).execute()
+      .where('id', '=', id).executeTakeFirst()
+    return result.numUpdatedRows > 0n
   }
 }

@@ -1,7 +1,25 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { AuditEvent } from '../events.js'
 import { DENIAL_REASONS } from '../../schemas/errors.js'
+import { HASH_ALGORITHMS } from '../crypto/legacy-hashes.js'
 import { LIMITERS, MAIL_OUTCOMES, type Limiter, type ServiceEvents } from '../events.js'
+
+/**
+ * Users by the algorithm of their password hash, counted in the database when scraped (one
+ * grouped scan): an import's progress, and how many legacy hashes the rehash has yet to replace.
+ */
+function passwordCensus (registry: Registry, census: () => Promise<Record<string, number>>): void {
+  registry.registerMetric(new Gauge({
+    name: 'gatehouse_users_by_password_hash',
+    help: 'Users by the algorithm of their stored password hash (none: no password)',
+    labelNames: ['algorithm'],
+    registers: [],
+    async collect () {
+      const counts = await census()
+      for (const algorithm of [...HASH_ALGORITHMS, 'none']) this.set({ algorithm }, counts[algorithm] ?? 0)
+    }
+  }))
+}
 
 /**
  * The service's Prometheus metrics, in a registry of their own: every app (and every test)
@@ -19,13 +37,14 @@ export class ServiceMetrics {
   private readonly denials = new Counter({ name: 'gatehouse_access_denied_total', help: 'Requests refused with 403, by reason', labelNames: ['reason'], registers: [this.registry] })
   private readonly hashing = new Histogram({
     name: 'gatehouse_password_hash_duration_seconds',
-    help: 'argon2id time per operation',
+    help: 'Password hashing (argon2id) and verification (any stored format) time per operation',
     labelNames: ['operation'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry]
   })
 
-  constructor (revocations: () => number) {
+  constructor (revocations: () => number, census?: () => Promise<Record<string, number>>) {
+    if (census !== undefined) passwordCensus(this.registry, census)
     new Gauge({
       name: 'gatehouse_revocation_index_size',
       help: 'Revoked sessions held in memory for the access-token check',

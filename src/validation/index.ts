@@ -1,5 +1,6 @@
-import type { Ajv } from 'ajv'
+import { Ajv, type Options } from 'ajv'
 import ajvErrors from 'ajv-errors'
+import addFormats from 'ajv-formats'
 import { ruleFormats } from './formats.js'
 import { ruleKeywords } from './keywords.js'
 
@@ -15,4 +16,15 @@ export function addRules (ajv: Ajv): Ajv {
   for (const [name, format] of Object.entries(ruleFormats)) ajv.addFormat(name, format)
   for (const keyword of ruleKeywords) ajv.addKeyword(keyword)
   return ajvErrors.default(ajv)
+}
+
+/**
+ * Ajv's options, decided on purpose (docs/validation.md): every error is reported (every string
+ * and array is bounded, so that stays cheap, and ajv-errors' `errorMessage` overrides require
+ * it), and unknown properties are refused rather than stripped. The server's validator
+ * (plugins/validation.ts) and the import's line checks (src/imports/) build theirs here.
+ */
+export function buildAjv (options: Options = {}): Ajv {
+  const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: true, strictTypes: false }
+  return addRules(addFormats.default(new Ajv({ ...base, ...options }), ['uuid', 'date-time', 'uri']))
 }

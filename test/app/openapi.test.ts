@@ -34,6 +34,7 @@ const STATUSES: Record<string, number[]> = {
   'GET /api/users': [200, 400, 401, 403, 422, 500, 503],
   'GET /api/audit': [200, 400, 401, 403, 422, 500, 503],
   'POST /api/users': [201, 400, 401, 403, 413, 415, 422, 500, 503],
+  'POST /api/users/import': [200, 400, 401, 403, 413, 415, 422, 500, 503],
   'GET /api/users/{id}': [200, 400, 401, 403, 404, 422, 500, 503],
   'PUT /api/users/{id}': [200, 400, 401, 403, 404, 413, 415, 422, 500, 503],
   'DELETE /api/users/{id}': [204, 400, 401, 403, 404, 413, 415, 422, 500, 503],
@@ -161,7 +162,7 @@ t.test('the security schemes are bearerAuth, cookieAuth and refreshCookie, requi
   const verify = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'].map((m) => `${m} /auth/verify`)
   const secured = [...verify, 'GET /auth/me', 'POST /api/auth/change-password', 'GET /api/users', 'POST /api/users', 'GET /api/users/{id}', 'PUT /api/users/{id}', 'DELETE /api/users/{id}', 'GET /api/audit',
     'GET /api/auth/sessions', 'DELETE /api/auth/sessions', 'DELETE /api/auth/sessions/{id}', 'GET /api/users/{id}/sessions', 'DELETE /api/users/{id}/sessions',
-    'GET /api/keys', 'POST /api/keys/rotate', 'DELETE /api/keys/{kid}']
+    'GET /api/keys', 'POST /api/keys/rotate', 'DELETE /api/keys/{kid}', 'POST /api/users/import']
   // a credential that may be left out (the refresh token in the body instead; nothing at all to sign out locally)
   const optional: Record<string, unknown> = {
     'POST /auth/refresh': [{ refreshCookie: [] }, {}],
@@ -193,5 +194,5 @@ t.test('401 carries WWW-Authenticate and 429 carries Retry-After; the response b
   const shed = login?.responses?.['503'] as OpenAPI.ResponseObject
   t.same(Object.keys(shed.headers ?? {}), [...rateLimit, 'Retry-After'])
   t.same(document.components?.schemas?.ErrorResponse?.required, ['error', 'message', 'code'])
-  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse', 'User', 'PaginationMeta', 'UserList', 'TokenResponse', 'AuditEvent', 'AuditList', 'Message', 'Session', 'SessionList', 'RevokedSessions', 'Jwk', 'JwkSet', 'SigningKey', 'SigningKeyList'])
+  t.same(Object.keys(document.components?.schemas ?? {}), ['ErrorResponse', 'User', 'PaginationMeta', 'UserList', 'TokenResponse', 'AuditEvent', 'AuditList', 'Message', 'Session', 'SessionList', 'RevokedSessions', 'Jwk', 'JwkSet', 'SigningKey', 'SigningKeyList', 'ImportUser', 'ImportResult'])
 })

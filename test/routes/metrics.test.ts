@@ -88,6 +88,8 @@ t.test('GET /metrics with the token answers the Prometheus text format, zeros be
     'gatehouse_access_denied_total{reason="csrf_rejected"} 0',
     'gatehouse_access_denied_total{reason="registration_disabled"} 0',
     'gatehouse_access_denied_total{reason="mfa_required"} 0',
+    // users by password hash, counted in the database at the scrape (SPEC §18): none yet
+    ...['argon2id', 'argon2i', 'argon2d', 'bcrypt', 'scrypt', 'pbkdf2_sha256', 'pbkdf2_sha512', 'none'].map((algorithm) => `gatehouse_users_by_password_hash{algorithm="${algorithm}"} 0`),
     'gatehouse_revocation_index_size 0'
   ])
   t.match(res.body, /^# HELP gatehouse_login_attempts_total Sign-in attempts by outcome\n# TYPE gatehouse_login_attempts_total counter$/m)

@@ -136,3 +136,25 @@ t.test('PasswordHasher verifies real hashes, refuses without a hash and on a cor
   t.equal(hasher.needsRehash(await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 512, timeCost: 1, parallelism: 1 })), true)
   t.equal(hasher.needsRehash(await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 1024, timeCost: 2, parallelism: 1 })), true)
 })
+
+t.test('a user with no password (\'\') never signs in, and costs a dummy argon2id verification as a wrong password does', async (t) => {
+  const hasher = PasswordHasher.create({ memoryCost: 16384, timeCost: 2, parallelism: 1 })
+  const real = await hasher.hash(PASSWORD)
+  const median = async (hash: string | undefined, password: string): Promise<number> => {
+    const times: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now()
+      t.equal(await hasher.verify(hash, password), false)
+      times.push(performance.now() - started)
+    }
+    return times.sort((a, b) => a - b)[2] ?? 0
+  }
+  for (const password of ['', PASSWORD, 'x']) t.equal(await hasher.verify('', password), false, `'' does not match "${password}"`)
+  const wrong = await median(real, 'Wrong-Password-1')
+  const none = await median('', PASSWORD)
+  const unsupported = await median('$1$md5$crypt', PASSWORD)
+  // the same argon2id work, give or take a loaded machine; returning at once would take well under a millisecond
+  t.ok(none > wrong * 0.4, `no password ${none.toFixed(1)} ms against a wrong password ${wrong.toFixed(1)} ms`)
+  t.ok(unsupported > wrong * 0.4, `an unsupported hash ${unsupported.toFixed(1)} ms`)
+  t.ok(wrong > 3, 'the comparison is meaningful: a real verification takes milliseconds')
+})

@@ -1,0 +1,163 @@
+import t from 'tap'
+import { argon2Cli, htpasswdBcrypt, pythonHash } from '../../../src/crypto/foreign-hashes.js'
+import { authHeader, changePassword, login } from '../../../helper.js'
+import { BAD_LOGIN } from '../../../patterns.js'
+import { census, importer, postImport, signIn, storedHash } from './support.js'
+import { alertCode, PageClient, portalValues } from '../../portal/support.js'
+
+/*
+ * routes/api/users-import.ts with hashes made by tools nobody here wrote (test/src/crypto/foreign-hashes.ts):
+ * each imported user signs in with the original password, fails with a wrong one, and is rehashed
+ * to today's argon2id once (src/accounts/sign-in.ts), which the census gauge and the audit trail show.
+ */
+
+const PASSWORD = 'Orig-Passwort-ü1'
+const ZERO = { argon2id: 0, argon2i: 0, argon2d: 0, bcrypt: 0, scrypt: 0, pbkdf2_sha256: 0, pbkdf2_sha512: 0, none: 0 }
+const ARGON2ID_TODAY = /^\$argon2id\$v=19\$m=1024,t=1,p=1\$/
+
+const FORMATS: Array<{ algorithm: string, make: () => Promise<string> }> = [
+  { algorithm: 'bcrypt', make: async () => await htpasswdBcrypt(PASSWORD, 5) },
+  { algorithm: 'argon2id', make: async () => await argon2Cli(PASSWORD, { type: 'id', memoryKiB: 2048, time: 2, lanes: 2 }) },
+  { algorithm: 'argon2i', make: async () => await argon2Cli(PASSWORD, { type: 'i', memoryKiB: 1024, time: 3, lanes: 1, version: '10' }) },
+  { algorithm: 'argon2d', make: async () => await argon2Cli(PASSWORD, { type: 'd', memoryKiB: 1024, time: 2, lanes: 1 }) },
+  { algorithm: 'scrypt', make: async () => await pythonHash(PASSWORD, { kind: 'scrypt', ln: 10, r: 8, p: 1 }) },
+  { algorithm: 'pbkdf2_sha256', make: async () => await pythonHash(PASSWORD, { kind: 'pbkdf2-sha256', rounds: 1000 }) },
+  { algorithm: 'pbkdf2_sha512', make: async () => await pythonHash(PASSWORD, { kind: 'pbkdf2-sha512', rounds: 2000 }) },
+  // Django's own form, counted as PBKDF2-SHA256
+  { algorithm: 'pbkdf2_sha256', make: async () => await pythonHash(PASSWORD, { kind: 'django', rounds: 1000 }) }
+]
+
+for (const [i, { algorithm, make }] of FORMATS.entries()) {
+  t.test(`an imported ${algorithm} hash (${i}) signs in with the original password, not a wrong one, and is rehashed once`, async (t) => {
+    const imp = await importer(t)
+    const { app } = imp
+    const hash = await make()
+    const email = `moved-${i}@example.com`
+    const res = await postImport(imp, { users: [{ email, name: 'Moved In', password_hash: hash }] })
+    t.equal(res.statusCode, 200)
+    const id = await app.store.users.findByEmail(email).then((u) => u?.id)
+    t.same(res.json(), { created: 1, refused: 0, results: [{ index: 0, id }] })
+    t.equal(await storedHash(app, email), hash, 'stored exactly as given')
+    const before = await census(app)
+    // the superuser signed in with today's argon2id
+    t.same(before, { ...ZERO, argon2id: 1, [algorithm]: algorithm === 'argon2id' ? 2 : 1 }, `the gauge counts one ${algorithm} user`)
+
+    const wrong = await signIn(app, email, `${PASSWORD}x`)
+    t.equal(wrong.statusCode, 401)
+    t.same(wrong.json(), BAD_LOGIN)
+    t.equal(await storedHash(app, email), hash, 'a failed sign-in rehashes nothing')
+
+    const first = await signIn(app, email, PASSWORD)
+    t.equal(first.statusCode, 200)
+    const rehashed = await storedHash(app, email) ?? ''
+    t.match(rehashed, ARGON2ID_TODAY, 'today\'s argon2id, parameters included')
+    t.same(await census(app), { ...ZERO, argon2id: 2 }, 'the gauge moves it to argon2id')
+
+    const second = await signIn(app, email, PASSWORD)
+    t.equal(second.statusCode, 200, 'the new hash signs in')
+    t.equal(await storedHash(app, email), rehashed, 'and is not rehashed again')
+    const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
+    t.same(entries.map((e) => [e.userId, e.actorId, e.detail, e.outcome]), [[id, id, algorithm, 'success']], 'one password_rehashed, naming the old algorithm')
+  })
+}
+
+t.test('change-password checks the current password against a legacy hash', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const email = 'legacy@example.com'
+  const hash = await pythonHash(PASSWORD, { kind: 'django', rounds: 1000 })
+  t.equal((await postImport(imp, { users: [{ email, name: 'Legacy User', password_hash: hash }] })).statusCode, 200)
+  const { access_token: token } = await login(app, { email, password: PASSWORD })
+  // put the legacy hash back: the change must verify the Django hash itself
+  const user = await app.store.users.findByEmail(email)
+  await app.store.users.setPasswordHash(user?.id ?? '', hash, new Date().toISOString(), user?.passwordHash)
+  const wrong = await changePassword(app, token, `${PASSWORD}x`, 'New-Password-2')
+  t.equal(wrong.statusCode, 400, 'a wrong current password is refused')
+  t.same(wrong.json(), { error: 'Bad Request', message: 'The current password is incorrect', code: 'invalid_password' })
+  t.equal((await changePassword(app, token, PASSWORD, 'New-Password-2')).statusCode, 200)
+  t.match(await storedHash(app, email), ARGON2ID_TODAY)
+  t.equal((await signIn(app, email, 'New-Password-2')).statusCode, 200)
+})
+
+t.test('a user imported with neither hash nor password has no password: every sign-in fails, and the gauge says none', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  t.equal((await postImport(imp, { users: [{ email: 'nopass@example.com', name: 'No Password' }] })).statusCode, 200)
+  t.equal(await storedHash(app, 'nopass@example.com'), '')
+  for (const password of ['', ' ', 'anything-1A!']) {
+    const res = await signIn(app, 'nopass@example.com', password)
+    t.not(res.statusCode, 200, `"${password}" does not sign in`)
+  }
+  t.same((await signIn(app, 'nopass@example.com', 'anything-1A!')).json(), BAD_LOGIN)
+  t.equal((await census(app)).none, 1)
+})
+
+t.test('a plain password is hashed with today\'s argon2id at import', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const res = await postImport(imp, { users: [{ email: 'plain@example.com', name: 'Plain Text', password: 'Plain-Pass-1' }] })
+  t.equal(res.statusCode, 200)
+  t.match(await storedHash(app, 'plain@example.com'), ARGON2ID_TODAY)
+  t.equal((await signIn(app, 'plain@example.com', 'Plain-Pass-1')).statusCode, 200)
+  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
+  t.equal(entries.length, 0, 'nothing to rehash')
+})
+
+t.test('the bounds hold again at sign-in: a stored hash outside them fails like a wrong password', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const within = await pythonHash(PASSWORD, { kind: 'pbkdf2-sha256', rounds: 1000 })
+  t.equal((await postImport(imp, { users: [{ email: 'bounds@example.com', name: 'Bounds Held', password_hash: within }] })).statusCode, 200)
+  const user = await app.store.users.findByEmail('bounds@example.com')
+  // written behind the import's back, as a copied database could hold it: 999 rounds, one below the bound
+  const below = await pythonHash(PASSWORD, { kind: 'pbkdf2-sha256', rounds: 999 })
+  await app.store.users.setPasswordHash(user?.id ?? '', below, new Date().toISOString())
+  const res = await signIn(app, 'bounds@example.com', PASSWORD)
+  t.equal(res.statusCode, 401)
+  t.same(res.json(), BAD_LOGIN)
+  t.equal(await storedHash(app, 'bounds@example.com'), below, 'and is not rehashed')
+  // the negative control: the same password under the bound's own 1000 rounds signs in
+  await app.store.users.setPasswordHash(user?.id ?? '', within, new Date().toISOString())
+  t.equal((await signIn(app, 'bounds@example.com', PASSWORD)).statusCode, 200)
+})
+
+t.test('the portal-independent JSON sign-in of /api/auth/login verifies a legacy hash too', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const hash = await htpasswdBcrypt(PASSWORD, 4)
+  t.equal((await postImport(imp, { users: [{ email: 'api@example.com', name: 'Api User', password_hash: hash }] })).statusCode, 200)
+  const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { email: 'api@example.com', password: PASSWORD } })
+  t.equal(res.statusCode, 200)
+  const me = await app.inject({ method: 'GET', url: '/auth/me', headers: authHeader(res.json().access_token) })
+  t.equal(me.json().email, 'api@example.com')
+})
+
+t.test('concurrent first sign-ins rehash once: the compare-and-swap lets one of them store its hash', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const hash = await htpasswdBcrypt(PASSWORD, 6)
+  t.equal((await postImport(imp, { users: [{ email: 'race@example.com', name: 'Race Twice', password_hash: hash }] })).statusCode, 200)
+  const answers = await Promise.all(Array.from({ length: 4 }, async () => await signIn(app, 'race@example.com', PASSWORD)))
+  t.same(answers.map((r) => r.statusCode), [200, 200, 200, 200])
+  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
+  t.equal(entries.length, 1, 'one password_rehashed')
+  t.match(await storedHash(app, 'race@example.com'), ARGON2ID_TODAY)
+  t.equal((await signIn(app, 'race@example.com', PASSWORD)).statusCode, 200, 'and the stored hash is one that verifies')
+})
+
+t.test('the portal\'s sign-in page (routes/portal/login.ts) signs in an imported scrypt user and rehashes it', async (t) => {
+  const imp = await importer(t, portalValues())
+  const { app } = imp
+  const hash = await pythonHash(PASSWORD, { kind: 'scrypt', ln: 10, r: 8, p: 1 })
+  t.equal((await postImport(imp, { users: [{ email: 'portal@example.com', name: 'Portal User', password_hash: hash }] })).statusCode, 200)
+  const browser = new PageClient(app)
+  await browser.get('/portal/login')
+  const wrong = await browser.post('/portal/login', { email: 'portal@example.com', password: `${PASSWORD}x`, rd: '/portal/account' })
+  t.equal(wrong.statusCode, 401)
+  t.equal(alertCode(wrong.body), 'invalid_credentials')
+  const right = await browser.post('/portal/login', { email: 'portal@example.com', password: PASSWORD, rd: '/portal/account' })
+  t.equal(right.statusCode, 303)
+  t.match(await storedHash(app, 'portal@example.com'), ARGON2ID_TODAY)
+  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
+  t.same(entries.map((e) => e.detail), ['scrypt'])
+})
