@@ -22,7 +22,7 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
   // prom-client is loaded only when metrics are on
   const { ServiceMetrics } = await import('../src/observers/metrics.js')
   const { services } = fastify
-  const metrics = new ServiceMetrics(() => services.revocations.size)
+  const metrics = new ServiceMetrics(() => services.revocations.size, { breachedPasswords: services.breachedPasswords !== undefined })
   metrics.observe(services.events)
   fastify.decorate('metrics', metrics)
 }, { name: 'metrics', dependencies: ['config', 'services'] })

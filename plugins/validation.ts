@@ -14,7 +14,9 @@ import { addRules } from '../src/validation/index.js'
  */
 export default fp(async function validationPlugin (fastify: FastifyInstance) {
   const base: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: true, strictTypes: false }
-  const build = (options: Options) => addRules(addFormats.default(new Ajv({ ...base, ...options }), ['uuid', 'date-time', 'uri']))
+  // the routes compile after the services exist: a new password is then checked against BREACHED_PASSWORDS_FILE
+  const breached = () => fastify.hasDecorator('services') ? fastify.services.breachedPasswords : undefined
+  const build = (options: Options) => addRules(addFormats.default(new Ajv({ ...base, ...options }), ['uuid', 'date-time', 'uri']), breached)
   const bodies = build({ coerceTypes: false })
   const strings = build({ coerceTypes: true, removeAdditional: true })
   fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : strings).compile(schema))

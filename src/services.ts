@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import type { AuditSink } from './events.js'
 import { AuthService } from './accounts/sign-in.js'
+import { BreachedPasswords } from './breached-passwords/breached-passwords.js'
 import type { Config } from './config/config.js'
 import type { Store } from './db/store.js'
 import { MailSender } from './mail/sender.js'
@@ -55,6 +56,8 @@ export interface Services {
   mail: MailSender
   recovery: RecoveryService
   twoFactor: TwoFactorService | undefined
+  /** BREACHED_PASSWORDS_FILE's blocklist, open; undefined when unset */
+  breachedPasswords: BreachedPasswords | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -108,18 +111,22 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, mail, recovery, twoFactor, bootstrapAdmin }
+  const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, keys, mail, recovery, twoFactor, breachedPasswords, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 
-type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'bootstrapAdmin'>
+type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'breachedPasswords' | 'bootstrapAdmin'>
 
 function lifecycle (services: Running, changes: KeyChanges, { config, store, log, redis, clock, role = 'server' }: ServiceOptions): Pick<Services, 'start' | 'close'> {
   const { revocations: index, keys, mail, recovery } = services
   const running: Array<() => Promise<void>> = []
+  let closed = false
   async function close (): Promise<void> {
     await recovery.settled()
     for (let stop = running.pop(); stop !== undefined; stop = running.pop()) await stop()
+    if (!closed) services.breachedPasswords?.close()
+    closed = true
   }
   async function start (): Promise<void> {
     try {

@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 import { accountConfig, AccountSettings, type AccountConfig } from './accounts.js'
 import { authzConfig, AuthzSettings, type AuthzConfig } from './authz.js'
+import { breachedPasswordsConfig, BreachedPasswordsSettings, type BreachedPasswordsConfig } from './breached-passwords.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
@@ -37,12 +38,13 @@ export const ConfigSchema = Type.Object({
   ...RecoveryConfigSchema,
   ...AuthzSettings,
   ...TotpConfigSchema,
-  ...PortalSettings
+  ...PortalSettings,
+  ...BreachedPasswordsSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, BreachedPasswordsConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -99,6 +101,7 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...recoverySettings({ ...raw, PASSWORD_RESET_URL: raw.PASSWORD_RESET_URL ?? (portal.portal && `${portal.portal.publicUrl}/portal/reset#token={token}`) }, production),
     ...authzConfig(raw),
     ...sessionsConfig(raw),
-    ...portal
+    ...portal,
+    ...breachedPasswordsConfig(raw)
   }
 }
