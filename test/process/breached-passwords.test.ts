@@ -58,8 +58,15 @@ t.test('a malformed BREACHED_PASSWORDS_FILE stops the server\'s start, naming th
   t.notOk(existsSync(join(dir, 'gatehouse.db')), 'nothing was opened')
 
   const server = startServer({
-    JWT_SECRET: TEST_SECRET, DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ENABLE_REGISTER: 'true',
-    ARGON2_MEMORY_COST: '1024', ARGON2_TIME_COST: '1', BREACHED_PASSWORDS_FILE: await blocklistFile(t, `${BREACHED}\n`)
+    JWT_SECRET: TEST_SECRET,
+    DATA_DIR: dir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    ENABLE_REGISTER: 'true',
+    ARGON2_MEMORY_COST: '1024',
+    ARGON2_TIME_COST: '1',
+    BREACHED_PASSWORDS_FILE: await blocklistFile(t, `${BREACHED}\n`)
   })
   t.teardown(async () => { server.child.kill('SIGTERM'); await server.exited })
   const origin = (await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/))[1] ?? ''

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { authHeader, build, changePassword, createUser, login, PASSWORD, type TestContext } from '../helper.js'
 import { BREACHED, blocklistFile, FRESH, SHORT_BREACHED } from '../process/blocklist-file.js'
 import { post, recoveryApp, resetTokenFor } from './auth/recovery/support.js'
@@ -35,7 +35,6 @@ function isRefused (t: Test, res: LightMyRequestResponse, errors: Record<string,
   t.equal(res.statusCode, 422, what)
   t.strictSame(res.json(), { ...INVALID, errors }, what)
 }
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
 
 const register = async (app: FastifyInstance, payload: Record<string, unknown>) => await post(app, '/auth/register', payload)
 
