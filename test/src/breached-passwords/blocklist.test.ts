@@ -14,17 +14,35 @@ t.test('an entry is the first 8 bytes of the SHA-1 of the UTF-8 bytes', async (t
   t.not(entryOf('pässword').toString('hex'), entryOf(Buffer.from('pässword', 'latin1')).toString('hex'))
 })
 
-t.test('the binary search finds every listed password and none of the others, at every size from 0 to 2000', async (t) => {
+t.test('the search finds every listed password and none of the others, at every size and shape of search', async (t) => {
   const dir = tempDir(t)
+  // the default shape (every entry sampled, up to 16,384), and shapes that leave 8-byte reads and blocks to search
+  const shapes = [undefined, { samples: 1, block: 1 }, { samples: 4, block: 2 }, { samples: 16, block: 8 }, { samples: 3, block: 100 }]
   for (const size of [0, 1, 2, 3, 7, 8, 9, 100, 2000]) {
     const listed = Array.from({ length: size }, () => randomBytes(9).toString('base64'))
     const file = join(dir, `list-${size}.bin`)
     await buildBlocklist(Readable.from([listed.join('\n')]), file, 'plain')
-    const list = Blocklist.open(file)
-    t.equal(list.count, size)
-    t.ok(listed.every((p) => list.has(p)), `${size}: every listed one`)
-    t.notOk(Array.from({ length: 200 }, () => randomBytes(9).toString('base64')).some((p) => list.has(p)), `${size}: no other`)
+    for (const shape of shapes) {
+      const list = Blocklist.open(file, shape)
+      const name = `${size} entries, ${JSON.stringify(shape ?? 'default')}`
+      t.equal(list.count, size)
+      t.ok(listed.every((p) => list.has(p)), `${name}: every listed one`)
+      t.notOk(Array.from({ length: 200 }, () => randomBytes(9).toString('base64')).some((p) => list.has(p)), `${name}: no other`)
+      list.close()
+    }
+  }
+})
+
+t.test('a file cut short after it was opened answers "not listed" past its end, never stale bytes', async (t) => {
+  const file = join(tempDir(t), 'list.bin')
+  const listed = Array.from({ length: 64 }, (_, i) => `password-${i}`)
+  await buildBlocklist(Readable.from([listed.join('\n')]), file, 'plain')
+  for (const shape of [{ samples: 1, block: 1 }, { samples: 1, block: 64 }]) {
+    const list = Blocklist.open(file, shape)
+    truncateSync(file, 16 + 8 * 32)
+    t.equal(listed.filter((p) => list.has(p)).length < 64, true, `${JSON.stringify(shape)}: the half cut off is not found`)
     list.close()
+    await buildBlocklist(Readable.from([listed.join('\n')]), file, 'plain')
   }
 })
 

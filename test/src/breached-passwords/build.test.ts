@@ -83,3 +83,10 @@ t.test('a build replaces the file whole: a Blocklist opened on the old one keeps
   t.equal(fresh.count, 2)
   t.equal(fresh.has('second-password'), true)
 })
+
+t.test('a list past the first 65,536 entries grows its table and keeps every entry', async (t) => {
+  const out = join(tempDir(t), 'list.bin')
+  const listed = Array.from({ length: 70_000 }, (_, i) => `password-${i}`)
+  t.strictSame(await buildBlocklist(Readable.from([listed.join('\n')]), out, 'plain'), { entries: 70_000, lines: 70_000, skipped: 0 })
+  t.same(readFileSync(out), expected(listed))
+})
