@@ -34,18 +34,18 @@ function countOf (fd: number): number {
 
 /**
  * `samples`: entries kept in memory to start each search from (16,384: 128 KiB whatever the file's
- * size); `block`: a range this small (512 entries, 4 KiB) is read whole and searched in memory.
+ * size); `block`: a range this small (1,024 entries, 8 KiB) is read whole and searched in memory.
  * Tests make them small, so that every step of a search runs on a small file.
  */
 export interface SearchShape { samples: number, block: number }
-const SHAPE: SearchShape = { samples: 16_384, block: 512 }
+const SHAPE: SearchShape = { samples: 16_384, block: 1024 }
 
 /**
  * An open blocklist, searched with positioned reads: memory does not grow with the file (a fixed
  * sample of 16,384 entries, read at open, narrows each search; the rest is read from the file,
- * which the page cache keeps). For 10 million entries a search is the sample's binary search in
- * memory, then one read of at most 4 KiB; past 8 million entries a few reads of 8 bytes come
- * first. The reads are synchronous on purpose: microseconds each on a cached file, where an
+ * which the page cache keeps). Up to 16 million entries a search is the sample's binary search in
+ * memory, then one read of at most 8 KiB; past that, a few reads of 8 bytes come first (a
+ * billion entries: 6). The reads are synchronous on purpose: microseconds each on a cached file, where an
  * asynchronous read would wait in libuv's thread pool behind the argon2 hashes of the same
  * requests. The file stays open: a list built over it (a rename) is read after a restart.
  */
