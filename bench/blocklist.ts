@@ -69,14 +69,14 @@ function search (file: string, count: number, searches: number): void {
   const opening = Date.now()
   const list = BreachedPasswords.open(file, new ServiceEvents())
   process.stdout.write(`open (header, size, the 16,384 samples): ${Date.now() - opening} ms\n`)
+  const rssOpen = process.memoryUsage().rss
   const random = (prefix: (i: number) => string) => Array.from({ length: searches }, () => prefix(Math.floor(Math.random() * count)))
   const hits = random(listed)
   const misses = random((i) => `not-listed-${i}`)
-  const rssOpen = process.memoryUsage().rss
   process.stdout.write(`lookup, listed:     ${shown(timed(hits, (p) => list.refuses(p)))}\n`)
   process.stdout.write(`lookup, not listed: ${shown(timed(misses, (p) => list.refuses(p)))}\n`)
   if (!hits.every((p) => list.refuses(p)) || misses.some((p) => list.refuses(p))) throw new Error('a lookup answered wrong')
-  process.stdout.write(`RSS: ${mib(rssBefore)} before the open, ${mib(rssOpen)} once open with the inputs made, ${mib(process.memoryUsage().rss)} after ${4 * searches} lookups (the file is ${mib(statSync(file).size)})\n`)
+  process.stdout.write(`RSS: ${mib(rssBefore)} before the open, ${mib(rssOpen)} once open, ${mib(process.memoryUsage().rss)} with the inputs made and after ${4 * searches} lookups (the file is ${mib(statSync(file).size)})\n`)
 
   // POST /api/users' body as plugins/validation.ts validates it, without and with the list
   const validator = (check: BreachedCheck | undefined) => addRules(addFormats.default(new Ajv({ allErrors: true, strict: true, strictTypes: false, coerceTypes: false }), ['uuid', 'date-time', 'uri']), () => check).compile(CreateUserRequest)
