@@ -111,3 +111,22 @@ t.test('the sign-in with a listed password is not refused: only a password being
   const user = await createUser(app, { password: BREACHED })
   t.equal((await login(app, user)).response.statusCode, 200)
 })
+
+t.test('VALIDATION_ERROR_DETAILS reports the rule as `breached`, the password blanked', async (t) => {
+  const app = await build(t, { ENABLE_REGISTER: true, VALIDATION_ERROR_DETAILS: true, BREACHED_PASSWORDS_FILE: (await built).plain })
+  const res = await register(app, { email: 'ann@example.com', name: 'Ann', password: BREACHED })
+  t.equal(res.statusCode, 422)
+  t.strictSame(res.json(), {
+    ...INVALID,
+    errors: { password: [breachedMessage('password')] },
+    details: [{ field: 'password', tag: 'breached', value: '', message: breachedMessage('password') }]
+  })
+})
+
+t.test('/openapi.json is the same with and without the setting, and never names the server-side keyword', async (t) => {
+  const document = async (values: Record<string, unknown>) => (await (await build(t, values)).inject({ method: 'GET', url: '/openapi.json' })).body
+  const off = await document({})
+  t.equal(await document({ BREACHED_PASSWORDS_FILE: (await built).plain }), off)
+  t.notMatch(off, 'notBreached')
+  t.match(off, '"minLength":8', 'NewPassword\'s other rules are published')
+})
