@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto'
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { ConfigError } from '../errors.js'
 
 /*
  * The blocklist file (docs/breached-passwords.md): a 16-byte header, `GHBLOCK1` and the number of
@@ -130,5 +131,16 @@ export class Blocklist {
 
   close (): void {
     closeSync(this.fd)
+  }
+}
+
+/** BREACHED_PASSWORDS_FILE opened, or a ConfigError naming the setting and why the file is refused. */
+export function openSetting (file: string): Blocklist {
+  try {
+    return Blocklist.open(file)
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException
+    const why = err instanceof MalformedBlocklist ? message : `cannot be read (${code ?? message})`
+    throw new ConfigError(`Invalid configuration: BREACHED_PASSWORDS_FILE ${file} ${why}`)
   }
 }

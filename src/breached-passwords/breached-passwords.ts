@@ -1,5 +1,5 @@
 import type { ServiceEvents } from '../events.js'
-import { Blocklist } from './blocklist.js'
+import { openSetting, type Blocklist } from './blocklist.js'
 
 /**
  * The check every place that sets a password makes (docs/breached-passwords.md): the Ajv keyword
@@ -11,9 +11,9 @@ import { Blocklist } from './blocklist.js'
 export class BreachedPasswords {
   private constructor (private readonly list: Blocklist, private readonly events: ServiceEvents) {}
 
-  /** BREACHED_PASSWORDS_FILE, opened and checked (throws as Blocklist.open does). */
+  /** BREACHED_PASSWORDS_FILE, opened and checked; a ConfigError naming the setting if it is refused. */
   static open (file: string, events: ServiceEvents): BreachedPasswords {
-    return new BreachedPasswords(Blocklist.open(file), events)
+    return new BreachedPasswords(openSetting(file), events)
   }
 
   /** The number of entries in the file. */

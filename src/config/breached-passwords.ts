@@ -1,6 +1,5 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox'
-import { Blocklist } from '../breached-passwords/blocklist.js'
-import { ConfigError } from '../errors.js'
+import { openSetting } from '../breached-passwords/blocklist.js'
 
 /** The offline breached-password blocklist (docs/breached-passwords.md), spread into ConfigSchema (src/config/config.ts). */
 export const BreachedPasswordsSettings = {
@@ -19,19 +18,13 @@ export interface BreachedPasswordsConfig {
 
 /**
  * The file is opened and its header checked here, so a bad one stops the start (and every CLI
- * command) with the setting's name; the services open it again to search it.
+ * command) with the setting's name, before any worker is forked; the services open it again to
+ * search it (a ConfigError too, should it have gone meanwhile).
  */
 export function breachedPasswordsConfig (raw: Static<TObject<typeof BreachedPasswordsSettings>>): BreachedPasswordsConfig {
   const file = raw.BREACHED_PASSWORDS_FILE
   if (file === undefined) return { breachedPasswords: undefined }
-  let list: Blocklist
-  try {
-    list = Blocklist.open(file)
-  } catch (err) {
-    const { code, message } = err as NodeJS.ErrnoException
-    const why = code === undefined ? message : `cannot be read (${code})`
-    throw new ConfigError(`Invalid configuration: BREACHED_PASSWORDS_FILE ${file} ${why}`)
-  }
+  const list = openSetting(file)
   list.close()
   return { breachedPasswords: { file, count: list.count } }
 }
