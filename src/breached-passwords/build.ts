@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { isUtf8 } from 'node:buffer'
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
-import { endianness } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { ENTRY_BYTES, entryOf, HEADER_BYTES, MAGIC } from './blocklist.js'
+import { EntryWriter, SortedRuns } from './runs.js'
 
 /*
  * `gatehouse passwords build-blocklist` (docs/breached-passwords.md): passwords or SHA-1s, one a
@@ -26,16 +26,26 @@ const SHA1_LINE = /^[0-9A-Fa-f]{40}(?::[0-9]+)?$/
 const CR = 13
 const LF = 10
 
-/** The entries read so far, 8 bytes each, in a typed array that doubles as it fills. */
+/**
+ * The entries read so far, 8 bytes each, in a typed array that doubles as it fills up to
+ * `capacity`; a full one is handed to `spill` sorted and unique, and starts again empty.
+ */
 class Entries {
   private values = new BigUint64Array(1 << 16)
   private length = 0
 
+  constructor (private readonly capacity: number, private readonly spill: (sorted: BigUint64Array) => void) {}
+
   push (value: bigint): void {
     if (this.length === this.values.length) {
-      const grown = new BigUint64Array(this.values.length * 2)
-      grown.set(this.values)
-      this.values = grown
+      if (this.length >= this.capacity) {
+        this.spill(this.sortedUnique())
+        this.length = 0
+      } else {
+        const grown = new BigUint64Array(Math.min(this.values.length * 2, this.capacity))
+        grown.set(this.values)
+        this.values = grown
+      }
     }
     this.values[this.length++] = value
   }
@@ -72,8 +82,7 @@ function entryOfLine (line: Buffer, format: BlocklistFormat, number: number): bi
 }
 
 /** Reads every line of the input into entries; a line too long to hold is skipped (plain) or refused (sha1). */
-async function readEntries (input: AsyncIterable<Buffer | string>, format: BlocklistFormat): Promise<{ entries: Entries, lines: number, skipped: number }> {
-  const entries = new Entries()
+async function readEntries (input: AsyncIterable<Buffer | string>, format: BlocklistFormat, entries: Entries): Promise<{ lines: number, skipped: number }> {
   let lines = 0
   let skipped = 0
   let rest = Buffer.alloc(0)
@@ -102,30 +111,29 @@ async function readEntries (input: AsyncIterable<Buffer | string>, format: Block
     }
   }
   if (rest.length > 0 || overlong) take(rest)
-  return { entries, lines, skipped }
+  return { lines, skipped }
 }
 
-/** Header and entries (big-endian) into a temporary file beside `out`, synced, then renamed over it. */
-function writeAtomically (out: string, values: BigUint64Array): void {
-  const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`)
+/**
+ * The header and what `fill` writes into `temporary`, synced, then renamed over `out`. The count
+ * is known once the entries are written: the header is written last, at the start of the file.
+ */
+function writeAtomically (temporary: string, out: string, fill: (writer: EntryWriter) => void): number {
   const fd = openSync(temporary, 'wx', 0o644)
   let open = true
   try {
+    writeSync(fd, Buffer.alloc(HEADER_BYTES))
+    const writer = new EntryWriter(fd)
+    fill(writer)
     const header = Buffer.alloc(HEADER_BYTES)
     header.write(MAGIC, 0, 'latin1')
-    header.writeBigUInt64BE(BigInt(values.length), MAGIC.length)
-    writeSync(fd, header)
-    const perChunk = 1 << 16
-    for (let i = 0; i < values.length; i += perChunk) {
-      const part = values.slice(i, i + perChunk)
-      const bytes = Buffer.from(part.buffer, part.byteOffset, part.byteLength)
-      if (endianness() === 'LE') bytes.swap64()
-      writeSync(fd, bytes)
-    }
+    header.writeBigUInt64BE(BigInt(writer.written), MAGIC.length)
+    writeSync(fd, header, 0, HEADER_BYTES, 0)
     fsyncSync(fd)
     closeSync(fd)
     open = false
     renameSync(temporary, out)
+    return writer.written
   } catch (err) {
     if (open) closeSync(fd)
     rmSync(temporary, { force: true })
@@ -133,10 +141,32 @@ function writeAtomically (out: string, values: BigUint64Array): void {
   }
 }
 
-/** Builds the blocklist at `out` from the lines of `input`; on any failure `out` is left as it was. */
-export async function buildBlocklist (input: AsyncIterable<Buffer | string>, out: string, format: BlocklistFormat): Promise<BuildReport> {
-  const { entries, lines, skipped } = await readEntries(input, format)
-  const values = entries.sortedUnique()
-  writeAtomically(out, values)
-  return { entries: values.length, lines, skipped }
+/** Entries held in memory before a sorted run goes to disk: 32 Mi (256 MiB); tests make it small. */
+const RUN_ENTRIES = 1 << 25
+
+/**
+ * Builds the blocklist at `out` from the lines of `input`; on any failure `out` is left as it
+ * was. Up to `runEntries` entries are sorted in memory; a longer list is sorted in runs on disk,
+ * beside `out`, and merged (src/breached-passwords/runs.ts).
+ */
+export async function buildBlocklist (input: AsyncIterable<Buffer | string>, out: string, format: BlocklistFormat, runEntries = RUN_ENTRIES): Promise<BuildReport> {
+  const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`)
+  const runs = new SortedRuns(temporary)
+  try {
+    const entries = new Entries(runEntries, (sorted) => { runs.add(sorted) })
+    const { lines, skipped } = await readEntries(input, format, entries)
+    const last = entries.sortedUnique()
+    const written = writeAtomically(temporary, out, (writer) => {
+      if (runs.count === 0) {
+        for (const value of last) writer.push(value)
+        writer.flush()
+        return
+      }
+      runs.add(last)
+      runs.mergeInto(writer)
+    })
+    return { entries: written, lines, skipped }
+  } finally {
+    runs.remove()
+  }
 }

@@ -90,3 +90,26 @@ t.test('a list past the first 65,536 entries grows its table and keeps every ent
   t.strictSame(await buildBlocklist(Readable.from([listed.join('\n')]), out, 'plain'), { entries: 70_000, lines: 70_000, skipped: 0 })
   t.same(readFileSync(out), expected(listed))
 })
+
+t.test('a list longer than the entries held in memory is sorted in runs on disk and merged: the same file, no run left behind', async (t) => {
+  const dir = tempDir(t)
+  // repeats inside a run and across runs, 1,000 distinct passwords
+  const passwords = Array.from({ length: 3000 }, (_, i) => `password-${(i * 7919) % 1000}`)
+  const text = passwords.join('\n')
+  await buildBlocklist(Readable.from([text]), join(dir, 'memory.bin'), 'plain')
+  t.same(readFileSync(join(dir, 'memory.bin')), expected(passwords))
+  for (const runEntries of [1, 2, 3, 64, 999, 1000, 2999]) {
+    const out = join(dir, `runs-${runEntries}.bin`)
+    t.strictSame(await buildBlocklist(chunked(text, 100), out, 'plain', runEntries), { entries: 1000, lines: 3000, skipped: 0 }, `runs of ${runEntries}`)
+    t.same(readFileSync(out), readFileSync(join(dir, 'memory.bin')), `runs of ${runEntries}: the same bytes`)
+  }
+  t.strictSame(readdirSync(dir).filter((name) => name.startsWith('.')), [], 'no run and no temporary remains')
+})
+
+t.test('a build refused halfway removes the runs it had written', async (t) => {
+  const dir = tempDir(t)
+  const sha1 = createHash('sha1').update('one').digest('hex')
+  const lines = [...Array.from({ length: 50 }, (_, i) => createHash('sha1').update(String(i)).digest('hex')), 'not-a-hash', sha1]
+  await t.rejects(buildBlocklist(Readable.from([lines.join('\n')]), join(dir, 'list.bin'), 'sha1', 4), new BadLine('line 51: not a SHA-1 (40 hex digits, optionally :count)'))
+  t.strictSame(readdirSync(dir), [])
+})
