@@ -28,7 +28,7 @@ import neostandard from 'neostandard'
  * here; until it does, loading this file fails.
  */
 const SRC_ORDER = [
-  'crypto', 'portal', 'config', 'logging', 'runtime', 'validation', 'db', 'limits', 'revocations', 'observers',
+  'crypto', 'breached-passwords', 'portal', 'config', 'logging', 'runtime', 'validation', 'db', 'limits', 'revocations', 'observers',
   'mail', 'keys', 'tokens', 'sessions', 'two-factor', 'accounts', 'recovery', 'imports', 'http', 'cli'
 ]
 const ROOTS = ['app', 'server', 'start', 'cli', 'services']

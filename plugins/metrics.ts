@@ -23,7 +23,10 @@ export default fp(async function metricsPlugin (fastify: FastifyInstance) {
   const { ServiceMetrics } = await import('../src/observers/metrics.js')
   const { services } = fastify
   const { store } = fastify
-  const metrics = new ServiceMetrics(() => services.revocations.size, async () => await store.users.countByPasswordHash())
+  const metrics = new ServiceMetrics(() => services.revocations.size, {
+    census: async () => await store.users.countByPasswordHash(),
+    breachedPasswords: services.breachedPasswords !== undefined
+  })
   metrics.observe(services.events)
   fastify.decorate('metrics', metrics)
 }, { name: 'metrics', dependencies: ['config', 'services', 'db'] })

@@ -113,11 +113,12 @@ function completeOperation (method: string, path: string, operation: OpenAPI.Ope
  * `notBlank` is the rule library's own keyword (src/validation/), which no other validator
  * knows: the published document says the same in standard JSON Schema, "at least one
  * character that is not white space" (`\S` matches exactly what String#trim keeps).
+ * `notBreached` (a lookup in BREACHED_PASSWORDS_FILE) has no JSON Schema form and is left out.
  */
 function standardKeywords (value: unknown): unknown {
   if (Array.isArray(value)) return value.map(standardKeywords)
   if (typeof value !== 'object' || value === null) return value
-  const { notBlank, ...rest } = value as Record<string, unknown>
+  const { notBlank, notBreached: _server, ...rest } = value as Record<string, unknown>
   const copy = Object.fromEntries(Object.entries(rest).map(([key, v]) => [key, standardKeywords(v)]))
   if (notBlank !== true) return copy
   return copy.pattern === undefined ? { ...copy, pattern: '\\S' } : { ...copy, allOf: [{ pattern: '\\S' }] }

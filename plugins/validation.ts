@@ -9,8 +9,10 @@ import { buildAjv } from '../src/validation/index.js'
  * nothing a body's would.
  */
 export default fp(async function validationPlugin (fastify: FastifyInstance) {
-  const bodies = buildAjv({ coerceTypes: false })
-  const strings = buildAjv({ coerceTypes: true, removeAdditional: true })
+  // the routes compile after the services exist: a new password is then checked against BREACHED_PASSWORDS_FILE
+  const breached = () => fastify.hasDecorator('services') ? fastify.services.breachedPasswords : undefined
+  const bodies = buildAjv({ coerceTypes: false }, breached)
+  const strings = buildAjv({ coerceTypes: true, removeAdditional: true }, breached)
   fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : strings).compile(schema))
 
   // an absent body is validated as {}, so its required fields are reported by name

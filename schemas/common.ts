@@ -8,7 +8,8 @@ import { Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } fro
 /** A required string that is empty or only spaces fails `required`, not `min`. */
 export const Email = Type.String({ notBlank: true, format: 'email', maxLength: 254 })
 export const Password = Type.String({ notBlank: true, maxLength: 1024 })
-export const NewPassword = Type.String({ notBlank: true, minLength: 8, maxLength: 1024 })
+/** `notBreached`: refused when BREACHED_PASSWORDS_FILE lists it (src/validation/not-breached.ts) */
+export const NewPassword = Type.String({ notBlank: true, minLength: 8, maxLength: 1024, notBreached: true })
 export const Name = Type.String({ notBlank: true, minLength: 2, maxLength: 100 })
 export const Age = Type.Integer({ minimum: 18, maximum: 120 })
 export const Uuid = Type.String({ format: 'uuid', maxLength: 36 })

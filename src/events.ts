@@ -38,6 +38,8 @@ export interface ServiceEventMap {
   denied: { reason: DenialReason }
   audit: { record: AuditRecord, context: RequestContext }
   mail: { outcome: MailOutcome }
+  /** a password refused as a known breached one (src/breached-passwords/) */
+  breached_password: Record<never, never>
 }
 
 export const MAIL_OUTCOMES = ['sent', 'retried', 'abandoned'] as const
@@ -48,7 +50,7 @@ export type ServiceEventListener<K extends ServiceEventName> = (event: ServiceEv
 
 /** One hub per set of services, so two apps in one process never hear each other. */
 export class ServiceEvents {
-  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], denied: [], audit: [], mail: [] }
+  private readonly listeners: { [K in ServiceEventName]: Array<ServiceEventListener<K>> } = { password: [], throttled: [], denied: [], audit: [], mail: [], breached_password: [] }
 
   on<K extends ServiceEventName> (name: K, listener: ServiceEventListener<K>): void {
     this.listeners[name].push(listener)

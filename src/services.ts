@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import type { AuditSink } from './events.js'
 import { AuthService } from './accounts/sign-in.js'
+import { BreachedPasswords } from './breached-passwords/breached-passwords.js'
 import type { Config } from './config/config.js'
 import type { Store } from './db/store.js'
 import { MailSender } from './mail/sender.js'
@@ -61,6 +62,8 @@ export interface Services {
   twoFactor: TwoFactorService | undefined
   /** `gatehouse user import` and POST /api/users/import */
   imports: ImportService
+  /** BREACHED_PASSWORDS_FILE's blocklist, open; undefined when unset */
+  breachedPasswords: BreachedPasswords | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -115,19 +118,23 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails })
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, imports, bootstrapAdmin }
+  const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
+  const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails, breached: breachedPasswords })
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, imports, breachedPasswords, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 
-type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'bootstrapAdmin'>
+type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'breachedPasswords' | 'bootstrapAdmin'>
 
 function lifecycle (services: Running, changes: KeyChanges, { config, store, log, redis, clock, role = 'server' }: ServiceOptions): Pick<Services, 'start' | 'close'> {
   const { revocations: index, keys, mail, recovery } = services
   const running: Array<() => Promise<void>> = []
+  let closed = false
   async function close (): Promise<void> {
     await recovery.settled()
     for (let stop = running.pop(); stop !== undefined; stop = running.pop()) await stop()
+    if (!closed) services.breachedPasswords?.close()
+    closed = true
   }
   async function start (): Promise<void> {
     try {

@@ -12,6 +12,7 @@
 # code a second time (none imports what builds an app or opens a store — build, testConfig and the
 # like from test/helper.ts, src/app.ts, src/db/ — and test/app/layout.test.ts fails on such an
 # import). They run once, in the first pass:
+#   breached-passwords/  the blocklist's builder and binary search, on files in a temporary folder
 #   config/      loadConfig on given values, and src/server.ts started with DATA_DIR alone, which is
 #                SQLite whatever the pass (an app on TRUST_PROXY is test/routes/throttle.test.ts)
 #   http/        the access rules and the credential parsing: functions of their arguments
@@ -38,7 +39,7 @@ fi
 export GATEHOUSE_TEST_RUN_ID=${GATEHOUSE_TEST_RUN_ID:-$(od -An -tx1 -N6 /dev/urandom | tr -d ' \n')}
 
 STORAGE_FOLDERS=routes,postgres
-STORE_FREE='config|http|limits|logging|portal|runtime|two-factor'
+STORE_FREE='breached-passwords|config|http|limits|logging|portal|runtime|two-factor'
 
 # tap is built for a set of plugins, and the one `npm ci` installs is built for tap's defaults,
 # @tapjs/typescript among them, which .taprc removes (tsx compiles the tests: test/tsx.js). The first

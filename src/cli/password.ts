@@ -1,3 +1,4 @@
+import type { BreachedPasswords } from '../breached-passwords/breached-passwords.js'
 import { Failure } from './failure.js'
 
 const LENGTH = 'the password (stdin) must be 8 to 1024 characters'
@@ -12,6 +13,11 @@ export async function readPassword (): Promise<string> {
   const password = process.stdin.isTTY ? await fromTerminal() : await fromPipe()
   if (password.length < 8 || password.length > 1024) throw new Failure(LENGTH)
   return password
+}
+
+/** A new password's last rule, once its length passed (as the API's `notBreached`): not in BREACHED_PASSWORDS_FILE. */
+export function refuseBreached (list: BreachedPasswords | undefined, password: string): void {
+  if (list?.refuses(password) === true) throw new Failure('the password (stdin) is a known breached password (BREACHED_PASSWORDS_FILE)')
 }
 
 async function fromPipe (): Promise<string> {

@@ -5,7 +5,7 @@ import { ruleFormats } from '../validation/index.js'
 import { integerOption, UsageError, type CommandGroup } from './command.js'
 import { userRepresentation } from '../http/presenters.js'
 import { plural, userLine } from './output.js'
-import { readPassword } from './password.js'
+import { readPassword, refuseBreached } from './password.js'
 import { importCommand } from './import.js'
 
 const ROLE = new RegExp(Role.pattern ?? '^$')
@@ -38,6 +38,7 @@ export const userGroup: CommandGroup = {
         const roles = rolesOf(values)
         const password = await readPassword()
         const cli = await context()
+        refuseBreached(cli.services.breachedPasswords, password)
         const user = await cli.services.users.create({
           email, password, name, roles: roles ?? cli.config.defaultRoles, isSuperuser: values.superuser === true
         }, cli.requester)
@@ -77,6 +78,7 @@ export const userGroup: CommandGroup = {
       async run ({ positionals }, context) {
         const password = await readPassword()
         const cli = await context()
+        refuseBreached(cli.services.breachedPasswords, password)
         const user = await cli.userOf(positionals[0] ?? '')
         const revoked = await cli.services.users.setPassword(user.id, password, cli.requester)
         return { text: `password set for ${user.email}; ${plural(revoked, 'session')} revoked`, json: { id: user.id, email: user.email, revoked } }

@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 import { accountConfig, AccountSettings, type AccountConfig } from './accounts.js'
 import { authzConfig, AuthzSettings, type AuthzConfig } from './authz.js'
+import { breachedPasswordsConfig, BreachedPasswordsSettings, type BreachedPasswordsConfig } from './breached-passwords.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
@@ -39,12 +40,13 @@ export const ConfigSchema = Type.Object({
   ...AuthzSettings,
   ...TotpConfigSchema,
   ...PortalSettings,
-  ...PasskeySettings
+  ...PasskeySettings,
+  ...BreachedPasswordsSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, BreachedPasswordsConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -103,7 +105,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...authzConfig(raw),
     ...sessionsConfig(raw),
     ...portal,
-    ...passkeys
+    ...passkeys,
+    ...breachedPasswordsConfig(raw)
   }
 }
 

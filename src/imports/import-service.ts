@@ -5,7 +5,9 @@ import type { Store } from '../db/store.js'
 import type { ImportedUser } from '../db/users.js'
 import { ValidationFailed } from '../errors.js'
 import type { Requester } from '../accounts/users.js'
-import { checkedLine, LineCheck, ownRules, type CheckedLine, type LineProblems, type Where } from './lines.js'
+import type { ValidateFunction } from 'ajv'
+import type { BreachedCheck } from '../validation/index.js'
+import { checkedLine, LineCheck, lineValidator, ownRules, type CheckedLine, type LineProblems, type Where } from './lines.js'
 
 export interface ImportRun {
   users: unknown[]
@@ -26,6 +28,8 @@ export interface ImportServiceOptions {
   defaultRoles: string[]
   /** VALIDATION_ERROR_DETAILS: refused lines carry `details` as a 422 does */
   withDetails: boolean
+  /** BREACHED_PASSWORDS_FILE's list, which a line's plain `password` must not be in */
+  breached?: BreachedCheck | undefined
 }
 
 /** Lines written per transaction with `partial`; without it, the whole import is one. */
@@ -41,6 +45,8 @@ const TAKEN = 'is already taken'
  * `partial`). A dry run answers from the same checks and writes nothing.
  */
 export class ImportService {
+  private validate: ValidateFunction | undefined
+
   constructor (private readonly options: ImportServiceOptions) {}
 
   async run (run: ImportRun): Promise<ImportOutcome> {
@@ -61,7 +67,8 @@ export class ImportService {
   /** Every rule on every line, before anything is written; the dry run's answer. */
   private async check ({ users, where }: ImportRun): Promise<LineCheck[]> {
     const checks = users.map((line, index) => new LineCheck(index, line, where, this.options.withDetails))
-    for (const check of checks) check.schemaRules()
+    this.validate ??= lineValidator(this.options.breached)
+    for (const check of checks) check.schemaRules(this.validate)
     for (const check of checks) if (!check.failed('')) ownRules(check)
     await this.unique(checks)
     return checks

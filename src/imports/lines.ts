@@ -3,7 +3,7 @@ import { ImportUser } from '../../schemas/import.js'
 import { parseHash } from '../crypto/legacy-hashes.js'
 import { normalizeEmail } from '../accounts/users.js'
 import type { ValidationDetail } from '../errors.js'
-import { buildAjv, toValidationFailed } from '../validation/index.js'
+import { buildAjv, toValidationFailed, type BreachedCheck } from '../validation/index.js'
 
 /** How a refused line names its fields: `users.3.email` in a request body, `email` on a file's line. */
 export type Where = 'body' | 'file'
@@ -22,11 +22,9 @@ const FIELD_ORDER = Object.keys(ImportUser.properties)
 const BODY_SCHEMA = { properties: { users: { items: ImportUser } } }
 const PASSWORD_FIELD = /password/
 
-let compiled: ValidateFunction | undefined
-/** Compiled on first use with the API's own Ajv options, rules and messages. */
-function validator (): ValidateFunction {
-  compiled ??= buildAjv({ coerceTypes: false }).compile(ImportUser)
-  return compiled
+/** A line's schema with the API's own Ajv options, rules and messages; a `password` is held to BREACHED_PASSWORDS_FILE as the API's are. */
+export function lineValidator (breached: BreachedCheck | undefined): ValidateFunction {
+  return buildAjv({ coerceTypes: false }, () => breached).compile(ImportUser)
 }
 
 /** One line's problems, named as `where` names fields, in ImportUser's property order. */
@@ -53,12 +51,11 @@ export class LineCheck {
   }
 
   /** The schema's rules, through the same Ajv errors → 422 mapping as every request body. */
-  schemaRules (): void {
+  schemaRules (validate: ValidateFunction): void {
     if (this.line instanceof UnreadableLine) {
       this.add('', 'json', `The line is not valid JSON (${this.line.message})`)
       return
     }
-    const validate = validator()
     if (validate(this.line)) return
     const errors = (validate.errors ?? []).map((e) => ({ ...e, instancePath: this.where === 'body' ? `/users/${this.index}${e.instancePath}` : e.instancePath }))
     const part = this.where === 'body'

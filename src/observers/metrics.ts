@@ -35,6 +35,7 @@ export class ServiceMetrics {
   private readonly throttles = new Counter({ name: 'gatehouse_throttled_requests_total', help: 'Requests refused with 429, by limiter', labelNames: ['limiter'], registers: [this.registry] })
   private readonly mails = new Counter({ name: 'gatehouse_mail_deliveries_total', help: 'Outbox mails settled by the sender: sent, retried (an attempt failed) or abandoned', labelNames: ['outcome'], registers: [this.registry] })
   private readonly denials = new Counter({ name: 'gatehouse_access_denied_total', help: 'Requests refused with 403, by reason', labelNames: ['reason'], registers: [this.registry] })
+  private readonly breached: Counter | undefined
   private readonly hashing = new Histogram({
     name: 'gatehouse_password_hash_duration_seconds',
     help: 'Password hashing (argon2id) and verification (any stored format) time per operation',
@@ -43,8 +44,13 @@ export class ServiceMetrics {
     registers: [this.registry]
   })
 
-  constructor (revocations: () => number, census?: () => Promise<Record<string, number>>) {
+  /**
+   * `census`: counts users by password hash algorithm (the gauge); `breachedPasswords`: BREACHED_PASSWORDS_FILE
+   * is set, so its refusals are counted (absent otherwise)
+   */
+  constructor (revocations: () => number, { census, breachedPasswords = false }: { census?: () => Promise<Record<string, number>>, breachedPasswords?: boolean } = {}) {
     if (census !== undefined) passwordCensus(this.registry, census)
+    if (breachedPasswords) this.breached = new Counter({ name: 'gatehouse_breached_passwords_refused_total', help: 'New passwords refused as known breached ones (BREACHED_PASSWORDS_FILE)', registers: [this.registry] })
     new Gauge({
       name: 'gatehouse_revocation_index_size',
       help: 'Revoked sessions held in memory for the access-token check',
@@ -66,6 +72,7 @@ export class ServiceMetrics {
     events.on('denied', ({ reason }) => { this.denials.inc({ reason }) })
     events.on('audit', ({ record }) => { this.audited(record.event) })
     events.on('mail', ({ outcome }) => { this.mails.inc({ outcome }) })
+    events.on('breached_password', () => { this.breached?.inc() })
   }
 
   /** Audit events that are metrics too; the others are only audited. */

@@ -18,6 +18,7 @@ export const MESSAGES: Record<string, string> = {
   slug: 'The F field must contain only lowercase letters, numbers, and hyphens',
   username: 'The F field must contain only letters, numbers, and underscores',
   strong_password: 'The F field must be at least 12 characters with uppercase, lowercase, digit, and special character',
+  breached: 'The F field is a known breached password',
   invalid: 'The F field is invalid'
 }
 
@@ -47,6 +48,7 @@ const KEYWORD_RULES: Record<string, (e: ErrorObject, at: FailedAt) => RuleFailur
   maxItems: limit('max', 'max_items'),
   len: (e) => ({ tag: 'len', template: e.params.items === true ? 'len_items' : 'len', param: e.params.limit }),
   startsWith: (e) => ({ tag: 'startswith', template: 'invalid', param: e.params.prefix }),
+  notBreached: () => ({ tag: 'breached', template: 'breached' }),
   additionalProperties: () => ({ tag: 'unknown', template: 'invalid' }),
   // the else branch that failed reports its own rules (omitEmpty); the wrapper adds nothing
   if: () => null,
