@@ -82,6 +82,22 @@ t.test('POST /api/users refuses a password of the list and creates nothing', asy
   t.equal(res.statusCode, 201)
 })
 
+t.test('POST /api/users/import refuses a line whose plain password is in the list, under its dotted path, and imports nothing', async (t) => {
+  const { plain } = await built
+  const app = await build(t, { BREACHED_PASSWORDS_FILE: plain })
+  const root = await createUser(app, { isSuperuser: true })
+  const token = (await login(app, root)).access_token
+  const users = [
+    { email: 'fresh@example.com', name: 'Fresh Person', password: FRESH },
+    { email: 'listed@example.com', name: 'Listed Person', password: BREACHED }
+  ]
+  const res = await app.inject({ method: 'POST', url: '/api/users/import', headers: authHeader(token), payload: { users } })
+  isRefused(t, res, { 'users.1.password': [breachedMessage('password')] }, 'the listed line')
+  t.equal((await app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'fresh@example.com', password: FRESH } })).statusCode, 401, 'all or nothing: the good line was not written')
+  const again = await app.inject({ method: 'POST', url: '/api/users/import', headers: authHeader(token), payload: { users: [users[0]] } })
+  t.equal(again.statusCode, 200, 'the line alone imports')
+})
+
 t.test('POST /api/auth/change-password refuses a new password of the list; the current one still works', async (t) => {
   const { hibp } = await built
   const app = await build(t, { BREACHED_PASSWORDS_FILE: hibp })

@@ -21,6 +21,12 @@ function serviceSamples (text: string): string[] {
   return text.split('\n').filter((line) => line.startsWith('gatehouse_') && !/_bucket\{|_sum\{/.test(line))
 }
 
+/** The password census gauge's samples: every algorithm, with these counts and 0 for the rest. */
+function census (counts: Record<string, number>): string[] {
+  return ['argon2id', 'argon2i', 'argon2d', 'bcrypt', 'scrypt', 'pbkdf2_sha256', 'pbkdf2_sha512', 'none']
+    .map((algorithm) => `gatehouse_users_by_password_hash{algorithm="${algorithm}"} ${counts[algorithm] ?? 0}`)
+}
+
 t.test('GET /metrics is an unknown route (404) unless METRICS_ENABLED', async (t) => {
   const app = await build(t)
   const res = await scrape(app)
@@ -85,11 +91,13 @@ t.test('GET /metrics with the token answers the Prometheus text format, zeros be
     'gatehouse_access_denied_total{reason="missing_role"} 0',
     'gatehouse_access_denied_total{reason="not_owner"} 0',
     'gatehouse_access_denied_total{reason="superuser_required"} 0',
+    'gatehouse_access_denied_total{reason="session_required"} 0',
     'gatehouse_access_denied_total{reason="csrf_rejected"} 0',
     'gatehouse_access_denied_total{reason="registration_disabled"} 0',
     'gatehouse_access_denied_total{reason="mfa_required"} 0',
+    'gatehouse_access_denied_total{reason="reauth_required"} 0',
     // users by password hash, counted in the database at the scrape (SPEC §18): none yet
-    ...['argon2id', 'argon2i', 'argon2d', 'bcrypt', 'scrypt', 'pbkdf2_sha256', 'pbkdf2_sha512', 'none'].map((algorithm) => `gatehouse_users_by_password_hash{algorithm="${algorithm}"} 0`),
+    ...census({}),
     'gatehouse_revocation_index_size 0'
   ])
   t.match(res.body, /^# HELP gatehouse_login_attempts_total Sign-in attempts by outcome\n# TYPE gatehouse_login_attempts_total counter$/m)
@@ -141,11 +149,14 @@ t.test('login outcomes, refreshes, reuse, throttles, revocations and hashing are
     'gatehouse_access_denied_total{reason="missing_role"} 0',
     'gatehouse_access_denied_total{reason="not_owner"} 0',
     'gatehouse_access_denied_total{reason="superuser_required"} 0',
+    'gatehouse_access_denied_total{reason="session_required"} 0',
     'gatehouse_access_denied_total{reason="csrf_rejected"} 0',
     'gatehouse_access_denied_total{reason="registration_disabled"} 0',
     'gatehouse_access_denied_total{reason="mfa_required"} 0',
+    'gatehouse_access_denied_total{reason="reauth_required"} 0',
     'gatehouse_password_hash_duration_seconds_count{operation="hash"} 1',
     'gatehouse_password_hash_duration_seconds_count{operation="verify"} 5',
+    ...census({ argon2id: 1 }),
     'gatehouse_revocation_index_size 1'
   ])
 })
