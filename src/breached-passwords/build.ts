@@ -31,10 +31,12 @@ const LF = 10
  * `capacity`; a full one is handed to `spill` sorted and unique, and starts again empty.
  */
 class Entries {
-  private values = new BigUint64Array(1 << 16)
+  private values: BigUint64Array
   private length = 0
 
-  constructor (private readonly capacity: number, private readonly spill: (sorted: BigUint64Array) => void) {}
+  constructor (private readonly capacity: number, private readonly spill: (sorted: BigUint64Array) => void) {
+    this.values = new BigUint64Array(Math.min(1 << 16, capacity))
+  }
 
   push (value: bigint): void {
     if (this.length === this.values.length) {

@@ -69,7 +69,7 @@ t.test('a malformed BREACHED_PASSWORDS_FILE stops the server\'s start, naming th
     BREACHED_PASSWORDS_FILE: await blocklistFile(t, `${BREACHED}\n`)
   })
   t.teardown(async () => { server.child.kill('SIGTERM'); await server.exited })
-  const origin = (await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/))[1] ?? ''
+  const origin = (await server.waitFor(/Server listening at (http:\/\/127\.0\.0\.1:\d+)/, 60_000))[1] ?? ''
   const register = async (password: string) => await fetch(`${origin}/auth/register`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ann@example.com', name: 'Ann', password })
   })

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import t from 'tap'
@@ -112,4 +112,13 @@ t.test('a build refused halfway removes the runs it had written', async (t) => {
   const lines = [...Array.from({ length: 50 }, (_, i) => createHash('sha1').update(String(i)).digest('hex')), 'not-a-hash', sha1]
   await t.rejects(buildBlocklist(Readable.from([lines.join('\n')]), join(dir, 'list.bin'), 'sha1', 4), new BadLine('line 51: not a SHA-1 (40 hex digits, optionally :count)'))
   t.strictSame(readdirSync(dir), [])
+})
+
+t.test('a rename that fails (the output is a folder) leaves no temporary behind', async (t) => {
+  const dir = tempDir(t)
+  const out = join(dir, 'list.bin')
+  mkdirSync(out)
+  writeFileSync(join(out, 'inside'), '')
+  await t.rejects(buildBlocklist(Readable.from(['one\n']), out, 'plain'), { code: 'EISDIR' })
+  t.strictSame(readdirSync(dir), ['list.bin'])
 })
