@@ -81,7 +81,7 @@
       post(form, challengeId, credentialJSON(credential))
     }
     async function autofill () {
-      if (!(await PublicKeyCredential.isConditionalMediationAvailable?.())) return
+      if (!(await window.PublicKeyCredential.isConditionalMediationAvailable?.())) return
       const controller = new AbortController()
       conditional = { controller, done: ceremony('conditional', controller.signal).catch(fail) }
     }
@@ -99,7 +99,8 @@
         if (cancelled(err)) autofill()
       })
     })
-    autofill()
+    // after a refused passkey the page does not offer it again by itself; the button still does
+    if (document.querySelector('[data-code="passkey_invalid"]') === null) autofill()
   }
 
   /** The second step: the options came with the page (they name this user's passkeys). */
