@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build, createUser, type CreatedUser, type TestContext } from '../../helper.js'
+import { SoftAuthenticator } from '../../webauthn-authenticator.js'
 import { testClock } from '../auth/two-factor/support.js'
 import { alertCode, PAGE_HEADERS, PageClient, portalValues, PORTAL_ORIGIN } from './support.js'
 
@@ -22,9 +23,12 @@ async function passkeysApp (t: TestContext, values: Record<string, unknown> = {}
   return Object.assign(app, { clock })
 }
 
-/** A browser signed in as a new user through the sign-in page. */
+/** A browser signed in as a new user (or `user`) through the sign-in page. */
 async function signedIn (app: FastifyInstance): Promise<{ browser: PageClient, user: CreatedUser }> {
-  const user = await createUser(app)
+  return await signedInAs(app, await createUser(app))
+}
+
+async function signedInAs (app: FastifyInstance, user: CreatedUser): Promise<{ browser: PageClient, user: CreatedUser }> {
   const browser = new PageClient(app)
   const res = await browser.post('/portal/login', { email: user.email, password: user.password })
   if (res.statusCode !== 303) throw new Error(`sign-in: ${res.statusCode}`)
@@ -127,4 +131,63 @@ t.test('removing after REAUTH_MAX_AGE: 403 reauth_required without the password,
   // the password proves it: on to the passkey's own verdict
   const right = await browser.post('/portal/account/passkey-remove', { passkey: unknown, password: user.password })
   t.equal(right.statusCode, 404)
+})
+
+/** What passkeys.js does on "Add a passkey": options from the JSON route with the portal's cookie, then the form. */
+async function addWith (app: FastifyInstance, browser: PageClient, authenticator: SoftAuthenticator, name: string): ReturnType<PageClient['post']> {
+  const options = await app.inject({
+    method: 'POST',
+    url: '/auth/passkeys/register/options',
+    payload: {},
+    // the browser's request: same origin as the page (the guard's Origin rule for a cookie)
+    headers: { cookie: browser.cookieHeader(), origin: PORTAL_ORIGIN, host: new URL(PORTAL_ORIGIN).host }
+  })
+  if (options.statusCode !== 200) throw new Error(`options: ${options.statusCode} ${options.body}`)
+  const { challenge_id: challengeId, options: creation } = options.json()
+  return await browser.post('/portal/account/passkey-add', { challenge_id: challengeId, credential: JSON.stringify(authenticator.create(creation)), name })
+}
+
+t.test('add, rename, remove: each 303 /portal/account?done=…, the list as the JSON route sees it', async (t) => {
+  const app = await passkeysApp(t)
+  const { browser, user } = await signedIn(app)
+  const authenticator = new SoftAuthenticator(PORTAL_ORIGIN)
+  const added = await addWith(app, browser, authenticator, '  Work laptop ')
+  t.equal(added.statusCode, 303)
+  t.equal(added.headers.location, `${ACCOUNT}?done=passkey-add`)
+  const [passkey] = await app.services.passkeys?.list(user.id) ?? []
+  t.match(passkey, { id: authenticator.credentials[0]?.id.toString('base64url'), name: 'Work laptop' })
+  const page = await browser.get('/portal/account?done=passkey-add')
+  t.match(page.body, '<p class="notice" role="status">The passkey was added. You can sign in with it now.</p>')
+  t.match(page.body, `<input type="text" name="name" value="Work laptop" aria-label="New name for the passkey Work laptop" maxlength="64" required>`)
+  t.match(page.body, `<option value="${passkey?.id ?? ''}">Work laptop (added `)
+  const unnamed = await addWith(app, browser, new SoftAuthenticator(PORTAL_ORIGIN), '')
+  t.equal(unnamed.statusCode, 303)
+  t.same((await app.services.passkeys?.list(user.id) ?? []).map((p) => p.name), ['Passkey', 'Work laptop'], 'a blank name is the default, newest first')
+
+  const renamed = await browser.post('/portal/account/passkey-rename', { passkey: passkey?.id ?? '', name: 'Old laptop' })
+  t.equal(renamed.statusCode, 303)
+  t.equal(renamed.headers.location, `${ACCOUNT}?done=passkey-rename`)
+  // another user's passkey is as unknown as one that does not exist
+  const { browser: stranger } = await signedIn(app)
+  t.equal((await stranger.post('/portal/account/passkey-rename', { passkey: passkey?.id ?? '', name: 'Mine' })).statusCode, 404)
+  t.equal((await stranger.post('/portal/account/passkey-remove', { passkey: passkey?.id ?? '' })).statusCode, 404)
+
+  const removed = await browser.post('/portal/account/passkey-remove', { passkey: passkey?.id ?? '', password: '' })
+  t.equal(removed.statusCode, 303)
+  t.equal(removed.headers.location, `${ACCOUNT}?done=passkey-remove`)
+  t.same((await app.services.passkeys?.list(user.id) ?? []).map((p) => p.name), ['Passkey'])
+})
+
+t.test('a user without a password keeps their last passkey: 409 last_credential on the account page', async (t) => {
+  const app = await passkeysApp(t)
+  const user = await createUser(app)
+  const authenticator = new SoftAuthenticator(PORTAL_ORIGIN)
+  const { browser } = await signedInAs(app, user)
+  t.equal((await addWith(app, browser, authenticator, 'Only one')).statusCode, 303)
+  await app.store.users.setPasswordHash(user.id, '', new Date().toISOString())
+  const [passkey] = await app.services.passkeys?.list(user.id) ?? []
+  const res = await browser.post('/portal/account/passkey-remove', { passkey: passkey?.id ?? '' })
+  t.equal(res.statusCode, 409)
+  t.equal(alertCode(res.body), 'last_credential')
+  t.equal((await app.services.passkeys?.list(user.id) ?? []).length, 1, 'still there')
 })
