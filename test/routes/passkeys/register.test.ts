@@ -1,7 +1,7 @@
 // routes/auth/passkeys.ts: adding a passkey (SPEC §14, §14.1, §14.2)
 import { sql } from 'kysely'
 import { test } from 'tap'
-import { rawSql } from '../../helper.js'
+import { claimsOf, rawSql } from '../../helper.js'
 import { latestMail, queued, recoveryApp } from '../auth/recovery/support.js'
 import { SoftAuthenticator, type Twist } from '../../webauthn-authenticator.js'
 import { auditRows, ceremony, ORIGIN, PASSKEY_INVALID, PASSKEYS_ON, passkeyApp, post, registerWith, signedInUser, testClock } from './support.js'
@@ -137,9 +137,10 @@ test('recent authentication: past REAUTH_MAX_AGE, 403 reauth_required unless the
   const clock = testClock()
   const app = await passkeyApp(t, { REAUTH_MAX_AGE: '5m' }, { clock: clock.clock })
   const user = await signedInUser(app)
-  clock.now += 299_000
+  const signedInAt = claimsOf(user.access_token).auth_time * 1000
+  clock.now = signedInAt + 300_000
   t.equal((await post(app, '/auth/passkeys/register/options', {}, user.access_token)).statusCode, 200, 'within REAUTH_MAX_AGE')
-  clock.now += 2_000
+  clock.now = signedInAt + 301_000
   const stale = await post(app, '/auth/passkeys/register/options', {}, user.access_token)
   t.equal(stale.statusCode, 403)
   t.strictSame(stale.json(), REAUTH_REQUIRED)
