@@ -98,7 +98,7 @@ test('every refused assertion is 400 passkey_invalid with one body, and signs no
   const { challenge_id: challengeId, options } = await ceremony(app, '/auth/passkeys/login/options', {})
   const assertion = user.authenticator.get(options) as { response: { signature: string } }
   const signature = Buffer.from(assertion.response.signature, 'base64url')
-  signature[signature.length - 1] ^= 1
+  signature.writeUInt8(signature.readUInt8(signature.length - 1) ^ 1, signature.length - 1)
   const forged = await post(app, '/auth/passkeys/login/verify', { challenge_id: challengeId, credential: { ...assertion, response: { ...assertion.response, signature: signature.toString('base64url') } } })
   t.strictSame([forged.statusCode, forged.json()], [400, PASSKEY_INVALID], 'a bad signature')
 
