@@ -1,5 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { authHeader, build, createUser, login, type CreatedUser, type TestContext } from '../../helper.js'
+import { sql } from 'kysely'
+import { authHeader, build, createUser, login, rawSql, type CreatedUser, type TestContext } from '../../helper.js'
 import { SoftAuthenticator, type Twist } from '../../webauthn-authenticator.js'
 
 /*
@@ -56,4 +57,18 @@ export async function userWithPasskey (app: FastifyInstance, flags: ConstructorP
 export async function signInWith (app: FastifyInstance, authenticator: SoftAuthenticator, twist: Twist = {}, extra: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {
   const { challenge_id: challengeId, options } = await ceremony(app, '/auth/passkeys/login/options', {})
   return await post(app, '/auth/passkeys/login/verify', { challenge_id: challengeId, credential: authenticator.get(options, twist), ...extra })
+}
+
+export interface AuditRow { event: string, outcome: string, user_id: string | null, detail: string | null }
+
+/** The audit trail as rows, oldest first (the pending rows written first). */
+export async function auditRows (app: FastifyInstance): Promise<AuditRow[]> {
+  await app.auditTrail.flush()
+  return await rawSql<AuditRow>(app.config, sql`select event, outcome, user_id, detail from audit_events order by id`)
+}
+
+/** A settable wall clock for the app (challenges, recent authentication). */
+export function testClock (): { now: number, clock: () => number } {
+  const state = { now: Date.now(), clock: () => state.now }
+  return state
 }
