@@ -160,6 +160,8 @@ t.test('add, rename, remove: each 303 /portal/account?done=…, the list as the 
   t.match(page.body, '<p class="notice" role="status">The passkey was added. You can sign in with it now.</p>')
   t.match(page.body, '<input type="text" name="name" value="Work laptop" aria-label="New name for the passkey Work laptop" maxlength="64" required>')
   t.match(page.body, `<option value="${passkey?.id ?? ''}">Work laptop (added `)
+  // a second later (the app's clock stands still otherwise, and two passkeys of one instant have no order)
+  app.clock.now += 1000
   const unnamed = await addWith(app, browser, new SoftAuthenticator(PORTAL_ORIGIN), '')
   t.equal(unnamed.statusCode, 303)
   t.same((await app.services.passkeys?.list(user.id) ?? []).map((p) => p.name), ['Passkey', 'Work laptop'], 'a blank name is the default, newest first')
