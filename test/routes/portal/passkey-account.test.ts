@@ -193,3 +193,21 @@ t.test('a user without a password keeps their last passkey: 409 last_credential 
   t.equal(alertCode(res.body), 'last_credential')
   t.equal((await app.services.passkeys?.list(user.id) ?? []).length, 1, 'still there')
 })
+
+t.test('removing after REAUTH_MAX_AGE with a wrong password: the message beside the remove form\'s password field, no other', async (t) => {
+  const app = await passkeysApp(t, { ENABLE_TOTP: true })
+  const { browser, user } = await signedIn(app)
+  t.equal((await addWith(app, browser, new SoftAuthenticator(PORTAL_ORIGIN), 'Laptop')).statusCode, 303)
+  const [passkey] = await app.services.passkeys?.list(user.id) ?? []
+  app.clock.now += 6 * 60_000
+  const wrong = await browser.post('/portal/account/passkey-remove', { passkey: passkey?.id ?? '', password: 'not-the-password' })
+  t.equal(wrong.statusCode, 400)
+  t.equal(alertCode(wrong.body), 'invalid_password')
+  t.equal(fieldErrorOf(wrong.body, 'passkey-remove-password'), 'The current password is incorrect')
+  t.match(wrong.body, /<input id="passkey-remove-password" name="password" type="password" autocomplete="current-password" required aria-invalid="true" aria-describedby="passkey-remove-password-hint passkey-remove-password-error">/)
+  t.equal(fieldErrorOf(wrong.body, 'password'), undefined, 'the two-factor form\'s password field shows nothing')
+  t.equal(fieldErrorOf(wrong.body, 'passkey-add-password'), undefined, 'nor the add form\'s')
+  const right = await browser.post('/portal/account/passkey-remove', { passkey: passkey?.id ?? '', password: user.password })
+  t.equal(right.statusCode, 303)
+  t.same(await app.services.passkeys?.list(user.id), [])
+})
