@@ -14,6 +14,7 @@ import { alertCode, PAGE_HEADERS, PageClient, portalValues, PORTAL_ORIGIN } from
 
 const PASSKEYS = { ENABLE_PASSKEYS: true, WEBAUTHN_RP_ID: 'gh.localhost', REAUTH_MAX_AGE: '5m' }
 const ACCOUNT = `${PORTAL_ORIGIN}/portal/account`
+const HOSTILE = '"><img src=x onerror=alert(1)><script>alert(1)</script>'
 
 type Clocked = FastifyInstance & { clock: { now: number } }
 
@@ -166,9 +167,15 @@ t.test('add, rename, remove: each 303 /portal/account?done=…, the list as the 
   t.equal(unnamed.statusCode, 303)
   t.same((await app.services.passkeys?.list(user.id) ?? []).map((p) => p.name), ['Passkey', 'Work laptop'], 'a blank name is the default, newest first')
 
-  const renamed = await browser.post('/portal/account/passkey-rename', { passkey: passkey?.id ?? '', name: 'Old laptop' })
+  const renamed = await browser.post('/portal/account/passkey-rename', { passkey: passkey?.id ?? '', name: HOSTILE })
   t.equal(renamed.statusCode, 303)
   t.equal(renamed.headers.location, `${ACCOUNT}?done=passkey-rename`)
+  // a name is anyone's to choose: the page shows it as text in the field, the label and the list
+  const shown = (await browser.get('/portal/account')).body
+  t.notMatch(shown, '<script>alert(1)</script>')
+  t.notMatch(shown, '"><img')
+  const escaped = '&quot;&gt;&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(1)&lt;/script&gt;'
+  t.equal(shown.split(escaped).length - 1, 3, 'escaped in the rename field, its label and the remove list')
   // another user's passkey is as unknown as one that does not exist
   const { browser: stranger } = await signedIn(app)
   t.equal((await stranger.post('/portal/account/passkey-rename', { passkey: passkey?.id ?? '', name: 'Mine' })).statusCode, 404)
