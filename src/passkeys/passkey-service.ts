@@ -95,9 +95,10 @@ export class PasskeyService extends PasskeyList {
   async register (caller: Claims, input: RegistrationInput, context: RequestContext): Promise<PasskeyView> {
     const { store, settings } = this.options
     const credential = await this.refusing({ event: 'passkey_registered', userId: caller.user_id }, context, async () => {
-      if (!registrationShape.Check(input.credential)) throw new NotVerified('not a registration response')
+      // the challenge is spent before anything of the response is looked at
       const spent = await this.challenges.spend(input.challengeId, 'registration')
       if (spent?.userId !== caller.user_id) throw new NotVerified('unknown, spent, expired or another user\'s challenge')
+      if (!registrationShape.Check(input.credential)) throw new NotVerified('not a registration response')
       const verified = await verifyRegistration(settings, input.credential, spent)
       if (await store.passkeys.find(verified.id) !== undefined) throw new NotVerified('credential already registered')
       return verified

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildFrom } from '../helper.js'
 import { SoftAuthenticator } from '../webauthn-authenticator.js'
@@ -13,7 +13,7 @@ import { ceremony, ORIGIN, passkeyApp, post, signedInUser } from '../routes/pass
 const ROUNDS = 8
 const PER_INSTANCE = 3
 
-async function twoInstances (t: Parameters<typeof passkeyApp>[0]): Promise<[FastifyInstance, FastifyInstance]> {
+async function twoInstances (t: Test): Promise<[FastifyInstance, FastifyInstance]> {
   const first = await passkeyApp(t, { DATABASE_POOL_MAX: 4 })
   t.equal(first.store.kind, 'postgres')
   return [first, await buildFrom(t, first.config)]
