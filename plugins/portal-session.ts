@@ -124,7 +124,7 @@ export default fp(async function portalSessionPlugin (fastify: FastifyInstance) 
 
   async function secondFactorDue (reply: FastifyReply, challenge: SecondFactorChallenge, rd: string): Promise<FastifyReply> {
     // whether the second step offers a passkey (`methods` names webauthn for a user who has one, not after a passkey sign-in)
-    const webauthn = challenge.methods.includes('webauthn' as never)
+    const webauthn = challenge.methods.includes('webauthn')
     flow.write(reply, { step: 'second_factor', mfaToken: challenge.mfaToken, rd, ...(webauthn && { webauthn }) }, SECOND_FACTOR_FLOW_AGE)
     return await reply.redirect(`${portal!.publicUrl}/portal/2fa`, 303)
   }
