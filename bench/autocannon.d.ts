@@ -9,6 +9,10 @@ declare module 'autocannon' {
     headers?: Record<string, string>
     body?: string
     timeout?: number
+    /** stop after this many requests instead of `duration` */
+    amount?: number
+    /** a request sequence; `setupRequest` may give each request its own body (bench/passkeys.ts) */
+    requests?: Array<{ method?: 'GET' | 'POST', path?: string, headers?: Record<string, string>, setupRequest?: (request: { body?: string }) => { body?: string } }>
   }
   interface Histogram { p50: number, p99: number, average: number, total: number }
   interface Result {

@@ -128,6 +128,11 @@ export async function startGatehouse (dir: string, name: string, env: NodeJS.Pro
   }, dir, { path: '/health' }, nodeArgs)
 }
 
+/** A server script of bench/ (`name`.js), ready once GET / answers 200: the passkey ceiling. */
+export async function startBenchServer (dir: string, name: string): Promise<Child> {
+  return await startChild(name, here(`./${name}.js`), baseEnv(), dir, { path: '/' })
+}
+
 export async function startBare (dir: string, nodeArgs: string[] = []): Promise<Child> {
   return await startChild('bare', here('./bare-server.js'), baseEnv(), dir, { path: '/' }, nodeArgs)
 }

@@ -77,6 +77,8 @@ export function portalEnv (): NodeJS.ProcessEnv {
   return {
     ENABLE_PORTAL: 'true',
     FORWARD_AUTH_REDIRECT: 'true',
+    // the sign-in page with its passkey form and script, as a portal with passkeys serves it
+    ENABLE_PASSKEYS: 'true',
     PUBLIC_URL: 'https://auth.bench.example',
     DATA_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`
   }

@@ -8,6 +8,7 @@ import { Message } from '../schemas/common.js'
 import { Jwk, JwkSet, SigningKey, SigningKeyList } from '../schemas/keys.js'
 import { ErrorResponse } from '../schemas/errors.js'
 import { EmailVerifiedResponse } from '../schemas/recovery.js'
+import { CeremonyOptions, Passkey, PasskeyList } from '../schemas/passkeys.js'
 import { RevokedSessions, SessionListResponse, SessionResponse } from '../schemas/sessions.js'
 import { MfaChallenge, RecoveryCodesResponse, TotpActivated, TotpEnrolment } from '../schemas/two-factor.js'
 import { PaginationMeta, UserListResponse, UserResponse } from '../schemas/users.js'
@@ -25,7 +26,7 @@ declare module 'fastify' {
 /** The response bodies every route refers to by `$ref` (schemas/common.ts `ref()`), one named component each. */
 /** What a verifier reads in the access token, authentication strength included (additive claims, kept by a refresh) */
 export const BEARER_DESCRIPTION = 'The access token in `Authorization: Bearer`. Its claims include `aal` (`aal1`, or `aal2` after a second factor), ' +
-  '`amr` (RFC 8176: `["pwd"]`, `["email"]`, `["pwd","otp","mfa"]`) and `auth_time` (the sign-in, seconds since the epoch), kept by a refresh'
+  '`amr` (RFC 8176: `["pwd"]`, `["email"]`, `["pwd","otp","mfa"]`, a passkey `["pop"]` or `["pop","mfa"]`) and `auth_time` (the sign-in, seconds since the epoch), kept by a refresh'
 
 /** Named only while ENABLE_TOTP is on, as the routes that use them */
 const TOTP_SCHEMAS = [TotpEnrolment, TotpActivated, RecoveryCodesResponse, MfaChallenge]
@@ -45,6 +46,8 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   const recovery = config.passwordReset !== undefined || config.emailOtp !== undefined
   if (config.emailOtp !== undefined) fastify.addSchema(EmailVerifiedResponse)
   if (config.totp !== undefined) for (const schema of TOTP_SCHEMAS) fastify.addSchema(schema)
+  // a passkey sign-in can answer the TOTP challenge too
+  if (config.passkeys !== undefined) for (const schema of [CeremonyOptions, Passkey, PasskeyList, ...(config.totp === undefined ? [MfaChallenge] : [])]) fastify.addSchema(schema)
   const bodyless = new Set<string>()
   fastify.addHook('onRoute', (route) => {
     if (route.config?.readsNoBody !== true) return
@@ -71,6 +74,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         { name: 'health', description: 'Liveness and readiness' },
         ...(recovery ? [{ name: 'recovery', description: 'Password reset by email and email codes (switched on)' }] : []),
         ...(config.totp !== undefined ? [{ name: 'two-factor', description: 'TOTP two-factor sign-in: enrolment, recovery codes, turning it off (switched on)' }] : []),
+        ...(config.passkeys !== undefined ? [{ name: 'passkeys', description: 'Passkeys (WebAuthn): adding, signing in, as the second factor, listing, removing (switched on)' }] : []),
         { name: 'reserved', description: 'Paths reserved for features to come: 501' },
         { name: 'docs', description: 'This document and its reference page' }
       ],

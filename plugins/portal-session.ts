@@ -4,10 +4,11 @@ import { Envelope } from '../src/crypto/envelope.js'
 import { RedirectLoop } from '../src/errors.js'
 import type { AuditRecord, RequestContext } from '../src/events.js'
 import { PORTAL_REFRESH_COOKIE } from '../src/http/credentials.js'
-import { FlowCookie, type FlowStep } from '../src/portal/flow.js'
+import { FlowCookie, SECOND_FACTOR_FLOW_AGE, type FlowStep } from '../src/portal/flow.js'
 import { countRedirect } from '../src/portal/loop-guard.js'
 import { checkReturnUrl } from '../src/portal/return-url.js'
 import type { TokenPair } from '../src/sessions/session-service.js'
+import type { SecondFactorChallenge } from '../src/two-factor/two-factor-service.js'
 import type { Claims } from '../src/tokens/claims.js'
 
 declare module 'fastify' {
@@ -31,6 +32,8 @@ export interface PortalSession {
   required: preHandlerAsyncHookHandler
   /** ends the browser's previous session, sets the new one's cookies, forgets the pending step, 303 to `rd` */
   signedIn (request: FastifyRequest, reply: FastifyReply, pair: TokenPair, rd: string): Promise<FastifyReply>
+  /** a first factor accepted, a second due: the challenge in the flow cookie (never in a URL), 303 /portal/2fa */
+  secondFactorDue (reply: FastifyReply, challenge: SecondFactorChallenge, rd: string): Promise<FastifyReply>
   /** 303 to a return URL; the fourth to another host within 30 s is a redirect loop (508) */
   returnTo (request: FastifyRequest, reply: FastifyReply, url: string): FastifyReply
   /** the sign-in page's URL, coming back to `rd` */
@@ -119,11 +122,18 @@ export default fp(async function portalSessionPlugin (fastify: FastifyInstance) 
     return returnTo(request, reply, rd)
   }
 
+  async function secondFactorDue (reply: FastifyReply, challenge: SecondFactorChallenge, rd: string): Promise<FastifyReply> {
+    // whether the second step offers a passkey (`methods` names webauthn for a user who has one, not after a passkey sign-in)
+    const webauthn = challenge.methods.includes('webauthn')
+    flow.write(reply, { step: 'second_factor', mfaToken: challenge.mfaToken, rd, ...(webauthn && { webauthn }) }, SECOND_FACTOR_FLOW_AGE)
+    return await reply.redirect(`${portal!.publicUrl}/portal/2fa`, 303)
+  }
+
   const flow: PortalSession['flow'] = {
     read: (request) => flowCookie.open(request.cookies[FLOW_COOKIE]),
     write: (reply, step, maxAge) => { reply.setCookie(FLOW_COOKIE, flowCookie.seal(step, maxAge), { ...hostCookie, maxAge }) },
     clear: (reply) => { reply.clearCookie(FLOW_COOKIE, hostCookie) }
   }
 
-  fastify.decorate('portalSession', { context, returnUrl, claims, required, signedIn, returnTo, loginUrl, flow })
+  fastify.decorate('portalSession', { context, returnUrl, claims, required, signedIn, secondFactorDue, returnTo, loginUrl, flow })
 }, { name: 'portal-session', dependencies: ['config', 'cookies', 'services', 'guard'] })

@@ -1,6 +1,7 @@
 import { Type, type Static, type TProperties } from '@sinclair/typebox'
 import { ChangePasswordRequest } from './auth.js'
 import { Email, Password, Uuid } from './common.js'
+import { PasskeyName } from './passkeys.js'
 import { EmailCode, ForgotPasswordRequest, ResetPasswordRequest } from './recovery.js'
 import { EnableTotpRequest, EXACTLY_ONE_CODE, RecoveryCode, RecoveryCodesRequest, TotpCode } from './two-factor.js'
 import { CreateUserRequest } from './users.js'
@@ -80,6 +81,41 @@ export const TwoFactorForm = Type.Object({
   recovery_code: Type.Optional(RecoveryCode)
 }, { additionalProperties: false, ...EXACTLY_ONE_CODE })
 export type TwoFactorForm = Static<typeof TwoFactorForm>
+
+/*
+ * Passkeys (docs/passkeys.md#in-the-portal): passkeys.js posts the ceremony's answer as a form, the
+ * credential as its JSON text. A credential that is not JSON, or not one, fails as a wrong passkey
+ * does (400 passkey_invalid), never as a 422 about a field nobody typed; only the lengths are the
+ * schema's.
+ */
+const ChallengeId = Type.String({ maxLength: 128 })
+const Credential = Type.String({ maxLength: 16384 })
+
+export const PasskeyForm = portalForm({ challenge_id: ChallengeId, credential: Credential })
+export type PasskeyForm = Static<typeof PasskeyForm>
+
+/** With ENABLE_PASSKEYS the second-factor page also takes a passkey (`challenge_id` + `credential`), still exactly one proof. */
+export const TwoFactorPasskeyForm = Type.Object({
+  ...TwoFactorForm.properties,
+  challenge_id: Type.Optional(ChallengeId),
+  credential: Type.Optional(Credential)
+}, {
+  additionalProperties: false,
+  oneOf: [...EXACTLY_ONE_CODE.oneOf, { properties: { credential: {}, challenge_id: {} }, required: ['credential', 'challenge_id'] }],
+  errorMessage: { oneOf: 'Exactly one of code, recovery_code and credential is required' }
+})
+export type TwoFactorPasskeyForm = Static<typeof TwoFactorPasskeyForm>
+
+/**
+ * The account page's passkeys: add (the ceremony's answer and an optional name: the field is sent
+ * empty when left blank), rename, remove (with the password when the sign-in is not recent; empty
+ * means absent).
+ */
+export const PasskeyAddForm = portalForm({ challenge_id: ChallengeId, credential: Credential, name: Type.Optional(Type.String({ maxLength: 64 })) })
+// a passkey's id is its credential ID, base64url (at most 1023 bytes)
+const PasskeyId = Type.String({ minLength: 1, maxLength: 1400 })
+export const PasskeyRenameForm = portalForm({ passkey: PasskeyId, name: PasskeyName })
+export const PasskeyRemoveForm = portalForm({ passkey: PasskeyId, password: Type.Optional(Type.String({ maxLength: 1024 })) })
 
 export const TwoFactorQuery = Type.Object({ use: Type.Optional(Type.String({ maxLength: 16 })) })
 export type TwoFactorQuery = Static<typeof TwoFactorQuery>

@@ -62,8 +62,8 @@ export const DisableTotpRequest = Type.Object({
 }, { additionalProperties: false, ...EXACTLY_ONE_CODE, description: 'The password and exactly one of `code` and `recovery_code`' })
 export type DisableTotpRequest = Static<typeof DisableTotpRequest>
 
-/** The ways a challenge can be finished, in the order a client should offer them; later factors (passkeys) add theirs here. */
-export const MFA_METHODS = ['totp', 'recovery_code'] as const
+/** The ways a challenge can be finished, in the order a client should offer them; `webauthn` only for a user with a passkey. */
+export const MFA_METHODS = ['totp', 'recovery_code', 'webauthn'] as const
 export type MfaMethod = typeof MFA_METHODS[number]
 
 /**

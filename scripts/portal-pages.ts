@@ -24,6 +24,9 @@ export function portalSettings (origin: string): Record<string, unknown> {
     ENABLE_PASSWORD_RESET: true,
     ENABLE_EMAIL_OTP: true,
     ENABLE_TOTP: true,
+    ENABLE_PASSKEYS: true,
+    // passkeys for the parent domain, as applications on its other subdomains would share them
+    WEBAUTHN_RP_ID: 'gh.localhost',
     DATA_ENCRYPTION_KEYS: `portal:${Buffer.alloc(32, 7).toString('base64')}`
   }
 }
@@ -37,7 +40,7 @@ export interface Demo {
   appOrigin: string
   user: DemoUser
   /** a user with TOTP on (signing in leads to /portal/2fa) */
-  totpUser: DemoUser & { secret: string }
+  totpUser: DemoUser & { secret: string, recoveryCodes: string[] }
 }
 
 async function json (app: FastifyInstance, url: string, payload: unknown, token?: string): Promise<Record<string, unknown>> {
@@ -57,9 +60,9 @@ export async function seedDemo (app: FastifyInstance, origin: string, names: { u
   const totp = await make('grace@example.com', names.totp ?? 'Grace Hopper')
   const access = (await json(app, '/auth/login', { email: totp.email, password })).access_token as string
   const secret = (await json(app, '/auth/enable-2fa', { password }, access)).secret as string
-  await json(app, '/auth/verify-2fa', { code: new TOTP({ secret: Secret.fromBase32(secret) }).generate() }, access)
+  const verified = await json(app, '/auth/verify-2fa', { code: new TOTP({ secret: Secret.fromBase32(secret) }).generate() }, access)
   const port = new URL(origin).port
-  return { origin, appOrigin: `http://${APP_HOST}${port === '' ? '' : `:${port}`}`, user, totpUser: { ...totp, secret } }
+  return { origin, appOrigin: `http://${APP_HOST}${port === '' ? '' : `:${port}`}`, user, totpUser: { ...totp, secret, recoveryCodes: verified.recovery_codes as string[] } }
 }
 
 /** A six-digit code that is not the one of `secret` now, nor of the steps either side. */
@@ -69,6 +72,35 @@ function wrongCode (secret: string): string {
   let code = 0
   while (valid.has(String(code).padStart(6, '0'))) code++
   return String(code).padStart(6, '0')
+}
+
+/** Chromium's virtual authenticator (the DevTools protocol's WebAuthn domain) on one page: a platform authenticator with user verification. */
+export interface VirtualAuthenticator {
+  /** the credentials it holds, as the protocol lists them (`rpId`, `isResidentCredential`, `userHandle`, `signCount`) */
+  credentials (): Promise<Array<{ credentialId: string, rpId?: string, isResidentCredential: boolean, userHandle?: string, signCount: number }>>
+  /** whether it answers at once (on) or leaves every request waiting for a touch that never comes (off) */
+  presence (on: boolean): Promise<void>
+  /** takes it away, with its credentials */
+  remove (): Promise<void>
+}
+
+export async function virtualAuthenticator (page: Page): Promise<VirtualAuthenticator> {
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('WebAuthn.enable')
+  const options = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true } as const
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options })
+  return {
+    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials,
+    presence: async (on) => { await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: on }) },
+    remove: async () => { await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId }) }
+  }
+}
+
+/** On the account page: names a new passkey and adds it (passkeys.js: options, the authenticator, the form); the answer it navigates to. */
+export async function addPasskey (page: Page, name: string, password?: string): Promise<Response | null> {
+  await page.getByLabel('Name of the new passkey').fill(name)
+  if (password !== undefined) await page.locator('#passkey-add-password').fill(password)
+  return await submit(page, 'Add a passkey')
 }
 
 /** Submits a form by its button (the one named `button`, else the page's first) and waits for the answer it navigates to. */
@@ -92,10 +124,17 @@ export async function fill (page: Page, fields: Record<string, string>, options:
   return await submit(page, options.button)
 }
 
-/** Fills the sign-in form of /portal/login (with `query`: `?rd=…`) and submits it. */
-export async function signIn (page: Page, demo: Demo, user: { email: string, password: string }, query = ''): Promise<Response | null> {
+/**
+ * Fills the sign-in form of /portal/login (with `query`: `?rd=…`) and submits it. With a virtual
+ * `authenticator`, it stays silent meanwhile: it answers the page's conditional request at once,
+ * which would sign in with a passkey first.
+ */
+export async function signIn (page: Page, demo: Demo, user: { email: string, password: string }, query = '', authenticator?: VirtualAuthenticator): Promise<Response | null> {
+  await authenticator?.presence(false)
   await page.goto(`${demo.origin}/portal/login${query}`)
-  return await fill(page, { Email: user.email, Password: user.password })
+  const response = await fill(page, { Email: user.email, Password: user.password })
+  await authenticator?.presence(true)
+  return response
 }
 
 /** One state of one page: where a fresh, signed-out browser finds it, and the status it answers. */
@@ -199,6 +238,47 @@ export const PAGES: PageState[] = [
       await page.goto(`${demo.origin}/portal/login`)
       await page.evaluate('document.querySelector("form").action = "/portal/forbidden"')
       return await fill(page, { Email: demo.user.email, Password: demo.user.password })
+    }
+  },
+  {
+    // passkeys.js fills the passkey form with a credential no authenticator made: the sign-in page again
+    name: 'login-passkey-invalid',
+    route: '/portal/login',
+    status: 400,
+    width: 390,
+    reach: async (page, demo) => {
+      await page.goto(`${demo.origin}/portal/login`)
+      const forged = 'const form = document.querySelector("form[data-passkey]"); form.elements.challenge_id.value = "forged"; ' +
+        'form.elements.credential.value = "{}"; form.elements.csrf.value = document.querySelector("input[name=csrf]").value; form.submit()'
+      const [response] = await Promise.all([page.waitForNavigation(), page.evaluate(forged)])
+      return response
+    }
+  },
+  {
+    // a passkey added with Chromium's virtual authenticator: the list, each name editable in place
+    name: 'account-passkeys',
+    route: '/portal/account',
+    status: 200,
+    width: 1000,
+    reach: signedIn(async (page) => {
+      await virtualAuthenticator(page)
+      return await addPasskey(page, 'Work laptop')
+    })
+  },
+  {
+    // the TOTP user adds a passkey (signed in with a recovery code), then signs in again with the password
+    name: 'two-factor-passkey',
+    route: '/portal/2fa',
+    status: 200,
+    width: 390,
+    reach: async (page, demo) => {
+      const authenticator = await virtualAuthenticator(page)
+      await signIn(page, demo, demo.totpUser, '', authenticator)
+      await page.goto(`${demo.origin}/portal/2fa?use=recovery`)
+      await fill(page, { 'Recovery code': demo.totpUser.recoveryCodes[0] ?? '' })
+      await addPasskey(page, 'Phone')
+      await page.context().clearCookies()
+      return await signIn(page, demo, demo.totpUser, '', authenticator)
     }
   },
   {

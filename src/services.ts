@@ -21,6 +21,7 @@ import { KeyService } from './keys/key-service.js'
 import { ACCESS_TOKEN_TYP, createTokenCodec, REQUIRED_CLAIMS } from './tokens/codec.js'
 import { TokenIssuer } from './tokens/issuer.js'
 import type { TwoFactorService } from './two-factor/two-factor-service.js'
+import type { PasskeyService } from './passkeys/passkey-service.js'
 import { normalizeEmail, UserService } from './accounts/users.js'
 import { RecentAuthentication } from './accounts/recent-auth.js'
 import { mailConfigured } from './config/mail.js'
@@ -64,6 +65,8 @@ export interface Services {
   imports: ImportService
   /** BREACHED_PASSWORDS_FILE's blocklist, open; undefined when unset */
   breachedPasswords: BreachedPasswords | undefined
+  /** undefined while ENABLE_PASSKEYS is off */
+  passkeys: PasskeyService | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -104,9 +107,16 @@ export async function createServices (options: ServiceOptions): Promise<Services
       audit,
       issuer: config.totp.issuer,
       notify: mailConfigured(config),
+      passkeys: config.passkeys !== undefined,
       queued: () => { mail.wake() },
       clock
     }, config.jwtSecret)
+  // config.ts asks DATA_ENCRYPTION_KEYS (generated in development) whenever passkeys are on; the library is loaded only then
+  const passkeys = config.passkeys === undefined
+    ? undefined
+    : new (await import('./passkeys/passkey-service.js')).PasskeyService({
+      store, sessions, twoFactor, audit, settings: config.passkeys, dataKeys: config.dataEncryptionKeys ?? [], notify: mailConfigured(config), queued: () => { mail.wake() }, clock
+    })
   const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
   const recentAuth = new RecentAuthentication({ store, hasher, throttle: throttles.password, audit, maxAge: config.reauthMaxAge, clock })
   const changes = new KeyChanges(config.redisPrefix)
@@ -120,7 +130,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
   }
   const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
   const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails, breached: breachedPasswords })
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, imports, breachedPasswords, bootstrapAdmin }
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, imports, breachedPasswords, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 

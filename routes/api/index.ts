@@ -5,7 +5,9 @@ import auditRoutes from './audit.js'
 import apiAuthRoutes from './auth.js'
 import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import keyRoutes from './keys.js'
+import ownPasskeyRoutes from './passkeys.js'
 import userTwoFactorRoutes from './two-factor.js'
+import userPasskeyRoutes from './user-passkeys.js'
 import userRoutes from './users.js'
 import userImportRoutes from './users-import.js'
 
@@ -36,6 +38,12 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     // only with ENABLE_TOTP: off, the path is an unknown route (404)
     const { twoFactor } = fastify.services
     if (twoFactor !== undefined) await api.register(userTwoFactorRoutes, { prefix: '/users', twoFactor })
+    // only with ENABLE_PASSKEYS, likewise
+    const { passkeys } = fastify.services
+    if (passkeys !== undefined) {
+      await api.register(ownPasskeyRoutes, { prefix: '/auth/passkeys', passkeys })
+      await api.register(userPasskeyRoutes, { prefix: '/users', passkeys })
+    }
   })
 }
 

@@ -3,6 +3,7 @@ import loginRoute from './login.js'
 import { emailCodeRoutes, passwordResetRoutes } from './recovery.js'
 import reservedRoutes, { type FeatureSwitches } from './reserved.js'
 import sessionRoutes from './session.js'
+import passkeyRoutes from './passkeys.js'
 import twoFactorRoutes from './two-factor.js'
 import verifyRoutes from './verify.js'
 
@@ -21,7 +22,8 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(sessionRoutes)
   if (on.passwordReset) await fastify.register(passwordResetRoutes)
   if (on.emailOtp) await fastify.register(emailCodeRoutes)
-  if (services.twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor: services.twoFactor })
+  if (services.twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor: services.twoFactor, passkeys: services.passkeys })
+  if (services.passkeys !== undefined) await fastify.register(passkeyRoutes, { prefix: '/passkeys', passkeys: services.passkeys })
   await fastify.register(reservedRoutes, { on })
   await fastify.register(verifyRoutes)
 }

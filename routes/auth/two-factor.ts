@@ -5,7 +5,9 @@ import { errorResponses } from '../../schemas/errors.js'
 import {
   DisableTotpRequest, EnableTotpRequest, RecoveryCodesRequest, RecoveryCodesResponse, TotpActivated, TotpEnrolment, VerifyTotpRequest
 } from '../../schemas/two-factor.js'
+import { VerifySecondFactorRequest } from '../../schemas/passkeys.js'
 import { TokenMissing, ValidationFailed } from '../../src/errors.js'
+import type { PasskeyService } from '../../src/passkeys/passkey-service.js'
 import type { Claims } from '../../src/tokens/claims.js'
 import type { TwoFactorService } from '../../src/two-factor/two-factor-service.js'
 import { toTokenResponse } from '../../src/http/presenters.js'
@@ -26,7 +28,15 @@ function oneOf (code: string | undefined, recoveryCode: string | undefined): { c
   return code !== undefined ? { code } : { recoveryCode }
 }
 
-const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService }> = async (fastify, { twoFactor }) => {
+/** With passkeys on, `webauthn` (and its `challenge_id`) finishes a sign-in challenge too. */
+function secondFactorOf (passkeys: PasskeyService | undefined, body: VerifySecondFactorRequest): Parameters<PasskeyService['secondFactor']>[0] | undefined {
+  const { mfa_token: mfaToken, challenge_id: challengeId, webauthn } = body
+  if (passkeys === undefined || webauthn === undefined || mfaToken === undefined) return undefined
+  if (challengeId === undefined) throw new ValidationFailed({ challenge_id: ['The challenge_id field is required'] })
+  return { mfaToken, challengeId, credential: webauthn }
+}
+
+const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService, passkeys?: PasskeyService | undefined }> = async (fastify, { twoFactor, passkeys }) => {
   const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
 
   fastify.post('/enable-2fa', {
@@ -52,7 +62,7 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService }
         'and new tokens of this session at aal2, and every other session of the user ends. With `{mfa_token, code | recovery_code}`: ' +
         'the sign-in the challenge belongs to finishes with a TokenResponse (and the cookie pair when it asked for `remember`).',
       security: [...SECURED, {}],
-      body: VerifyTotpRequest,
+      body: (passkeys === undefined ? VerifyTotpRequest : VerifySecondFactorRequest) as typeof VerifySecondFactorRequest,
       response: {
         200: {
           description: 'Enrolment: TotpActivated. A sign-in: TokenResponse',
@@ -65,8 +75,11 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService }
     config: { rateLimit: fastify.rateLimits.login, noStore: true }
   }, async (request, reply) => {
     const { mfa_token: mfaToken, code, recovery_code: recoveryCode } = request.body
+    const withPasskey = secondFactorOf(passkeys, request.body)
     if (mfaToken !== undefined) {
-      const { pair, remember } = await twoFactor.completeChallenge(mfaToken, oneOf(code, recoveryCode), { ip: request.ip })
+      const { pair, remember } = withPasskey !== undefined && passkeys !== undefined
+        ? await passkeys.secondFactor(withPasskey, { ip: request.ip })
+        : await twoFactor.completeChallenge(mfaToken, oneOf(code, recoveryCode), { ip: request.ip })
       if (remember) reply.setAuthCookies(pair)
       return toTokenResponse(pair)
     }

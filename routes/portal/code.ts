@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { PageView } from '../../plugins/portal.js'
 import { EmailCodeForm, EmailCodeRequestForm, ReturnQuery } from '../../schemas/portal.js'
-import { FLOW_MAX_AGE, SECOND_FACTOR_FLOW_AGE } from '../../src/portal/flow.js'
+import { FLOW_MAX_AGE } from '../../src/portal/flow.js'
 
 /**
  * GET and POST /portal/code and /portal/code/verify: signing in with a code mailed to the address
@@ -69,10 +69,7 @@ const codeRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const target = portalSession.returnUrl(request, step.rd)
     const outcome = await recovery.verifyCode({ email: step.email, code: request.body.code, purpose: 'login' }, portalSession.context(request))
     if (outcome.purpose !== 'login') throw new Error('a login code answered for another purpose')
-    if (outcome.status === 'second_factor_required') {
-      portalSession.flow.write(reply, { step: 'second_factor', mfaToken: outcome.challenge.mfaToken, rd: target }, SECOND_FACTOR_FLOW_AGE)
-      return await reply.redirect(`${base}/2fa`, 303)
-    }
+    if (outcome.status === 'second_factor_required') return await portalSession.secondFactorDue(reply, outcome.challenge, target)
     return await portalSession.signedIn(request, reply, outcome.pair, target)
   })
 }

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { PageView } from '../../plugins/portal.js'
 import { LoginForm, LoginQuery } from '../../schemas/portal.js'
-import { SECOND_FACTOR_FLOW_AGE } from '../../src/portal/flow.js'
+import { assetPath } from '../../src/portal/files.js'
+import passkeyRoutes from './passkey.js'
 
 const NOTICES: Record<string, string> = {
   reset: 'Your password was changed. Sign in with the new one.',
@@ -12,8 +13,10 @@ const NOTICES: Record<string, string> = {
 /** GET and POST /portal/login: the sign-in page, and silent refresh for a browser that has a portal session. */
 const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { config, portalSession } = fastify
-  const { auth } = fastify.services
+  const { auth, passkeys } = fastify.services
   const base = `${config.portal?.publicUrl ?? ''}/portal`
+  // with passkeys on: the button and the autofill's conditional request (passkeys.js), options from the JSON route
+  const passkey = passkeys === undefined ? {} : { passkey: { optionsUrl: `${config.portal?.publicUrl ?? ''}/auth/passkeys/login/options` }, scripts: [assetPath(base, 'passkeys.js')] }
 
   function loginPage (rd: string, email: string | undefined): PageView {
     const query = `?rd=${encodeURIComponent(rd)}`
@@ -22,7 +25,7 @@ const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       ...(config.passwordReset === undefined ? [] : [{ href: `${base}/forgot`, text: 'Forgot password' }]),
       ...(config.enableRegister ? [{ href: `${base}/register${query}`, text: 'Create an account' }] : [])
     ]
-    return { template: 'login', heading: 'Sign in', rd, form: { email }, links }
+    return { template: 'login', heading: 'Sign in', rd, form: { email }, links, ...passkey }
   }
 
   const postedPage = (request: FastifyRequest): PageView => {
@@ -43,12 +46,11 @@ const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const { email, password, rd } = request.body
     const target = portalSession.returnUrl(request, rd)
     const outcome = await auth.login(email, password, portalSession.context(request))
-    if (outcome.status === 'second_factor_required') {
-      portalSession.flow.write(reply, { step: 'second_factor', mfaToken: outcome.challenge.mfaToken, rd: target }, SECOND_FACTOR_FLOW_AGE)
-      return await reply.redirect(`${base}/2fa`, 303)
-    }
+    if (outcome.status === 'second_factor_required') return await portalSession.secondFactorDue(reply, outcome.challenge, target)
     return await portalSession.signedIn(request, reply, outcome.pair, target)
   })
+
+  if (passkeys !== undefined) await fastify.register(passkeyRoutes, { passkeys, page: postedPage })
 }
 
 export default loginRoutes

@@ -25,11 +25,16 @@ export interface RecentAuthOptions {
 export class RecentAuthentication {
   constructor (private readonly options: RecentAuthOptions) {}
 
+  /** Whether the token's `auth_time` is within REAUTH_MAX_AGE (the portal asks for the password, or a new sign-in, when it is not). */
+  isRecent (caller: Claims): boolean {
+    return this.options.clock() / 1000 - caller.auth_time <= this.options.maxAge
+  }
+
   /** The token's `auth_time` is recent, or `password` is the user's; else 403 reauth_required, and a wrong password 400 invalid_password. */
   async require (caller: Claims, password: string | undefined, context: RequestContext): Promise<void> {
-    const { store, hasher, throttle, audit, maxAge, clock } = this.options
+    const { store, hasher, throttle, audit } = this.options
     if (password === undefined) {
-      if (clock() / 1000 - caller.auth_time <= maxAge) return
+      if (this.isRecent(caller)) return
       throw new ReauthRequired()
     }
     const user = await store.users.findById(caller.user_id)

@@ -1,4 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
+import { passkeysMigration } from './passkeys-migration.js'
 
 /** Versioned, append-only migrations, in the types SQLite and PostgreSQL share. */
 const migrations: Record<string, Migration> = {
@@ -184,7 +185,8 @@ const migrations: Record<string, Migration> = {
         .execute()
       await db.schema.createIndex('mfa_challenges_expires_at').on('mfa_challenges').column('expires_at').execute()
     }
-  }
+  },
+  '0013_passkeys': passkeysMigration
 }
 
 /**

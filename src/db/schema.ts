@@ -135,7 +135,46 @@ export interface MfaChallengesTable {
   spent_at: string | null
 }
 
+export interface PasskeysTable {
+  /** the credential ID, base64url */
+  id: string
+  user_id: string
+  name: string
+  /** the COSE public key, base64url */
+  public_key: string
+  sign_count: number | string
+  /** BE at registration: it may never change */
+  backup_eligible: number
+  /** BS at the last use */
+  backed_up: number
+  transports: string
+  aaguid: string
+  created_at: string
+  last_used_at: string | null
+}
+
+/** One WebAuthn user handle per user: 32 random bytes, never the user id. */
+export interface WebauthnUserHandlesTable {
+  user_id: string
+  handle: string
+}
+
+export interface WebauthnChallengesTable {
+  id: string
+  /** `k:<key id>:<HMAC>` of the challenge under a key derived from DATA_ENCRYPTION_KEYS */
+  challenge_hash: string
+  purpose: string
+  /** the user the ceremony is for; null for a discoverable sign-in */
+  user_id: string | null
+  created_at: string
+  expires_at: string
+  spent_at: string | null
+}
+
 export interface Database {
+  passkeys: PasskeysTable
+  webauthn_user_handles: WebauthnUserHandlesTable
+  webauthn_challenges: WebauthnChallengesTable
   totp_factors: TotpFactorsTable
   recovery_codes: RecoveryCodesTable
   mfa_challenges: MfaChallengesTable

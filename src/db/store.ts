@@ -4,12 +4,14 @@ import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
 import { migrateToLatest } from './migrations.js'
 import { OneTimeSecretRepository } from './one-time-secrets.js'
+import { PasskeyRepository } from './passkeys.js'
 import { RevocationRepository } from './revocations.js'
 import type { Database } from './schema.js'
 import { SigningKeyRepository } from './signing-keys.js'
 import { SessionRepository } from './sessions.js'
 import { TotpRepository } from './totp.js'
 import { UserRepository, type ImmediateUserRows } from './users.js'
+import { WebauthnChallengeRepository } from './webauthn-challenges.js'
 
 /** The one storage seam: services never see which database is behind it. */
 export interface Store {
@@ -23,6 +25,8 @@ export interface Store {
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
+  readonly passkeys: PasskeyRepository
+  readonly webauthnChallenges: WebauthnChallengeRepository
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
   ping (): Promise<void>
@@ -41,6 +45,8 @@ class KyselyStore implements Store {
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
+  readonly passkeys: PasskeyRepository
+  readonly webauthnChallenges: WebauthnChallengeRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
     this.users = new UserRepository(db, kind === 'postgres', usersByIds)
@@ -51,6 +57,8 @@ class KyselyStore implements Store {
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
     this.oneTimeSecrets = new OneTimeSecretRepository(db, kind === 'postgres')
     this.totp = new TotpRepository(db)
+    this.passkeys = new PasskeyRepository(db, kind === 'postgres')
+    this.webauthnChallenges = new WebauthnChallengeRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

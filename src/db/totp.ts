@@ -92,6 +92,14 @@ export class TotpRepository {
     return row && { id: row.id, userId: row.user_id, remember: row.remember === 1, amr: JSON.parse(row.amr) as string[], attempts: row.attempts }
   }
 
+  async liveChallengeUser (tokenHash: string, maxAttempts: number, now: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('mfa_challenges').select('user_id')
+      .where('token_hash', '=', tokenHash).where('spent_at', 'is', null)
+      .where('expires_at', '>', now).where('attempts', '<', maxAttempts)
+      .executeTakeFirst()
+    return row?.user_id
+  }
+
   async spendChallenge (id: string, now: string): Promise<boolean> {
     const result = await this.db.updateTable('mfa_challenges').set({ spent_at: now })
       .where('id', '=', id).where('spent_at', 'is', null).executeTakeFirst()

@@ -33,6 +33,14 @@ export function hashedAssetNames (): Map<string, string> {
   return names
 }
 
+let names: Map<string, string> | undefined
+
+/** The URL path of an asset under the portal's `base` path, by its hashed name (the files are read once). */
+export function assetPath (base: string, file: string): string {
+  names ??= hashedAssetNames()
+  return `${base}/assets/${names.get(file) ?? file}`
+}
+
 /**
  * Every template, compiled once as a named Eta template (`@login`, `@partials/field`): a page
  * and its includes are then found by name, without the path resolution and file cache lookup a

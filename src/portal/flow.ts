@@ -3,10 +3,10 @@ import type { Envelope } from '../crypto/envelope.js'
 /**
  * The step a browser is in the middle of, kept in the sealed `__Host-gh_flow` cookie: the server
  * keeps no row for it, and the browser can neither read nor forge it (AES-256-GCM under
- * DATA_ENCRYPTION_KEYS, bound to the cookie's name).
+ * DATA_ENCRYPTION_KEYS, bound to the cookie's name). `webauthn`: the second step may be a passkey.
  */
 export type FlowStep =
-  | { step: 'second_factor', mfaToken: string, rd: string }
+  | { step: 'second_factor', mfaToken: string, rd: string, webauthn?: boolean }
   | { step: 'email_code', email: string, rd: string }
 
 /** The longest a step lives; a second factor's is the mfa_token's own five minutes. */

@@ -6,7 +6,7 @@ import type { User } from '../db/users.js'
 import { InvalidCredentials, NotFound, RefreshTokenReused, TokenExpired, TokenRevoked } from '../errors.js'
 import type { RevocationIndex } from '../revocations/revocation-index.js'
 import { type TokenIssuer } from '../tokens/issuer.js'
-import { secondFactorStrength, signInStrength, strengthOf, type AuthStrength, type Claims, type SignInMethod } from '../tokens/claims.js'
+import { secondFactorStrength, signInStrength, strengthOf, type AuthStrength, type Claims, type SecondFactor, type SignInMethod } from '../tokens/claims.js'
 
 export interface TokenPair {
   sessionId: string
@@ -92,11 +92,11 @@ export class SessionService {
    * Should the password or a grant have changed since the caller's read, no session is stored
    * and the sign-in fails as with wrong credentials: the change's revocation is already over.
    */
-  async start (user: User, context?: RequestContext, method: SignInMethod = 'pwd', secondFactor = false): Promise<TokenPair> {
+  async start (user: User, context?: RequestContext, method: SignInMethod = 'pwd', secondFactor: boolean | SecondFactor = false): Promise<TokenPair> {
     const nowMs = Date.now()
     const now = Math.floor(nowMs / 1000)
     const sessionId = randomUUID()
-    const strength = secondFactor ? secondFactorStrength([method], now) : signInStrength(method, now)
+    const strength = secondFactor === false ? signInStrength(method, now) : secondFactorStrength([method], now, secondFactor === true ? 'otp' : secondFactor)
     const refresh = this.refreshFor({ user, sessionId, now, endsAt: now + this.options.settings.sessionMaxAge, strength })
     const access = this.accessFor(refresh, now)
     const stored = await this.store.sessions.create({

@@ -15,7 +15,7 @@ export interface Claims {
   jti: string
   /** authentication assurance level (NIST SP 800-63B): `aal1` for one factor */
   aal: string
-  /** how the user signed in, RFC 8176 values: `["pwd"]`, or `["email"]` for an email code */
+  /** how the user signed in, RFC 8176 values: `["pwd"]`, `["email"]` for an email code, `["pop"]` for a passkey */
   amr: string[]
   /** when the user signed in, seconds since the epoch: a refresh keeps it */
   auth_time: number
@@ -24,17 +24,23 @@ export interface Claims {
 /** How strongly a session's sign-in authenticated the user; every token of the session carries it. */
 export interface AuthStrength { aal: string, amr: string[], authTime: number }
 
-/** The sign-in methods a session can start with (RFC 8176 names). */
-export type SignInMethod = 'pwd' | 'email'
+/** The sign-in methods a session can start with (RFC 8176 names): `pop` is a passkey (proof of possession). */
+export type SignInMethod = 'pwd' | 'email' | 'pop'
+
+/** What a second factor proves: a TOTP or recovery code (`otp`), or a passkey (`pop`). */
+export type SecondFactor = 'otp' | 'pop'
 
 /** The strength of a one-factor sign-in at `authTime` (seconds). A second factor would raise it to aal2. */
 export function signInStrength (method: SignInMethod, authTime: number): AuthStrength {
   return { aal: 'aal1', amr: [method], authTime }
 }
 
-/** The strength of a sign-in finished with a second factor (TOTP or a recovery code) after `first`, at `authTime`. */
-export function secondFactorStrength (first: string[], authTime: number): AuthStrength {
-  return { aal: 'aal2', amr: [...first, 'otp', 'mfa'], authTime }
+/**
+ * The strength of a sign-in finished with a second factor after `first`, at `authTime`. A
+ * user-verified passkey alone is both (`["pop","mfa"]`): the device, and the PIN or biometric that unlocked it.
+ */
+export function secondFactorStrength (first: string[], authTime: number, factor: SecondFactor = 'otp'): AuthStrength {
+  return { aal: 'aal2', amr: [...first, ...(first.includes(factor) ? [] : [factor]), 'mfa'], authTime }
 }
 
 /** The strength a token carries; tokens signed before these claims existed were password sign-ins. */

@@ -4,7 +4,7 @@ import type { AuditSink, RequestContext } from '../events.js'
 import type { DataKey, Envelope } from '../crypto/envelope.js'
 import type { Store } from '../db/store.js'
 import type { User } from '../db/users.js'
-import { InvalidOtp, InvalidPassword, NotFound, TokenRevoked, TotpAlreadyEnabled } from '../errors.js'
+import { InvalidOtp, InvalidPassword, NotFound, PasskeyInvalid, TokenRevoked, TotpAlreadyEnabled } from '../errors.js'
 import { securityNoticeMail } from '../mail/templates.js'
 import type { PasswordHasher } from '../crypto/passwords.js'
 import type { SessionService, TokenPair } from '../sessions/session-service.js'
@@ -20,7 +20,8 @@ const RECOVERY_CODES = 10
 // no 0/o, 1/l/i: ten of these carry 50 bits
 const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789'
 
-export interface FactorProof { code?: string | undefined, recoveryCode?: string | undefined }
+/** `passkey`: verifies an assertion for the challenge's user (src/passkeys), spending its own challenge first. */
+export interface FactorProof { code?: string | undefined, recoveryCode?: string | undefined, passkey?: ((userId: string) => Promise<boolean>) | undefined }
 
 export interface Enrolment { secret: string, otpauthUri: string, qrSvg: string }
 
@@ -37,6 +38,8 @@ export interface TwoFactorOptions {
   audit: AuditSink
   issuer: string
   notify: boolean
+  /** ENABLE_PASSKEYS: a user's passkey is then offered as the second factor (`methods` gains `webauthn`) */
+  passkeys?: boolean
   queued: () => void
   clock: () => number
 }
@@ -129,22 +132,30 @@ export class TwoFactorService {
       expiresAt: iso(now + CHALLENGE_TTL_SECONDS * 1000)
     })
     this.options.audit({ event: 'mfa_challenge_issued', userId: user.id, detail: method }, context)
-    return { mfaToken: token, expiresIn: CHALLENGE_TTL_SECONDS, methods: MFA_METHODS }
+    // after a passkey sign-in, the passkey is not offered again as the second factor
+    const webauthn = this.options.passkeys === true && method !== 'pop' && await this.options.store.passkeys.countOf(user.id) > 0
+    return { mfaToken: token, expiresIn: CHALLENGE_TTL_SECONDS, methods: MFA_METHODS.filter((m) => m !== 'webauthn' || webauthn) }
   }
+
+  /** The user a live sign-in challenge belongs to, neither counted nor spent (the passkey options of the second factor). */
+  async challengedUser (mfaToken: string): Promise<string | undefined> { return await this.options.store.totp.liveChallengeUser(this.mac(`challenge\0${mfaToken}`), CHALLENGE_MAX_ATTEMPTS, iso(Date.now())) }
 
   /** The attempt is reserved before the code is checked; wrong codes count as failed sign-ins. */
   async completeChallenge (mfaToken: string, proof: FactorProof, context: RequestContext): Promise<{ pair: TokenPair, remember: boolean }> {
     const { store } = this.options
     const reserved = await store.totp.reserveChallenge(this.mac(`challenge\0${mfaToken}`), CHALLENGE_MAX_ATTEMPTS, iso(Date.now()))
     const user = reserved === undefined ? undefined : await store.users.findById(reserved.userId)
-    if (reserved === undefined || user === undefined) return this.failed(undefined, 'unknown, spent or expired challenge', context)
+    if (reserved === undefined || user === undefined) return this.failed(undefined, 'unknown, spent or expired challenge', context, proof)
+    const first = reserved.amr[0] === 'email' || reserved.amr[0] === 'pop' ? reserved.amr[0] : 'pwd'
+    // a passkey sign-in that still needs a second factor cannot be finished by a passkey
+    if (proof.passkey !== undefined && first === 'pop') return this.failed(user.id, 'passkey after a passkey sign-in', context, proof)
     if (!await this.provesCounted(user, proof, context)) {
       if (reserved.attempts >= CHALLENGE_MAX_ATTEMPTS) await store.totp.spendChallenge(reserved.id, iso(Date.now()))
-      return this.failed(user.id, 'wrong code', context)
+      return this.failed(user.id, 'wrong code', context, proof)
     }
-    if (!await store.totp.spendChallenge(reserved.id, iso(Date.now()))) return this.failed(user.id, 'challenge spent', context)
-    const pair = await this.options.sessions.start(user, context, reserved.amr[0] === 'email' ? 'email' : 'pwd', true)
-    this.options.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: 'second factor' }, context)
+    if (!await store.totp.spendChallenge(reserved.id, iso(Date.now()))) return this.failed(user.id, 'challenge spent', context, proof)
+    const pair = await this.options.sessions.start(user, context, first, proof.passkey === undefined ? 'otp' : 'pop')
+    this.options.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: proof.passkey === undefined ? 'second factor' : 'passkey' }, context)
     return { pair, remember: reserved.remember }
   }
 
@@ -177,6 +188,7 @@ export class TwoFactorService {
     const { store } = this.options
     const factor = await store.totp.find(userId)
     if (factor?.state !== 'active') return false
+    if (proof.passkey !== undefined) return await proof.passkey(userId)
     const nowMs = this.options.clock()
     if (proof.code !== undefined) {
       const step = matchingStep(this.open(userId, factor.sealedSecret), proof.code, nowMs)
@@ -193,12 +205,12 @@ export class TwoFactorService {
 
   /**
    * Past the bound a six-digit code is refused unchecked (429), so guessing gains nothing; a
-   * recovery code (50 random bits) is still checked: the real user's way past the lock.
+   * recovery code (50 random bits) or a passkey is still checked: the real user's way past the lock.
    */
   private async provesBounded (user: User, proof: FactorProof, check = async () => await this.proves(user.id, proof)): Promise<boolean> {
     const { bound } = this.options
     const slot = await bound.reserve(user.id)
-    if (!slot.allowed && proof.recoveryCode === undefined) bound.refuse(slot)
+    if (!slot.allowed && proof.recoveryCode === undefined && proof.passkey === undefined) bound.refuse(slot)
     if (await check()) {
       await bound.release(user.id, slot)
       return true
@@ -266,9 +278,11 @@ export class TwoFactorService {
     if (this.options.notify) this.options.queued()
   }
 
-  private failed (userId: string | undefined, detail: string, context: RequestContext): never {
-    this.options.audit({ event: 'totp_failed', outcome: 'failure', userId, detail }, context)
-    throw new InvalidOtp()
+  /** A passkey's failure is the one answer of every passkey verification, 400 passkey_invalid. */
+  private failed (userId: string | undefined, detail: string, context: RequestContext, proof?: FactorProof): never {
+    const passkey = proof?.passkey !== undefined
+    this.options.audit({ event: passkey ? 'login_failed' : 'totp_failed', outcome: 'failure', userId, detail: passkey ? `passkey: ${detail}` : detail }, context)
+    throw passkey ? new PasskeyInvalid() : new InvalidOtp()
   }
 
   private seal (userId: string, secret: string): string {

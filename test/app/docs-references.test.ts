@@ -30,7 +30,8 @@ const NOT_SETTINGS: Record<string, string> = {
 /** Code spans that start with "gatehouse" but are no command, each with the reason. */
 const NOT_COMMANDS: Record<string, string> = {
   'gatehouse one-time secrets': 'the HKDF info string of docs/recovery.md',
-  'gatehouse recovery codes': 'the HKDF info string of docs/two-factor.md'
+  'gatehouse recovery codes': 'the HKDF info string of docs/two-factor.md',
+  'gatehouse webauthn challenges': 'the HKDF info string of docs/passkeys.md'
 }
 
 /** Routes named in the docs that are not gatehouse's, each with the reason. */
@@ -120,7 +121,8 @@ async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
     ENABLE_PORTAL: true,
     PUBLIC_URL: 'http://auth.gh.localhost',
     ENABLE_PASSWORD_RESET: true,
-    ENABLE_EMAIL_OTP: true
+    ENABLE_EMAIL_OTP: true,
+    ENABLE_PASSKEYS: true
   })
   const settings = new Set([...Object.keys(ConfigSchema.properties), ...Object.keys(NOT_SETTINGS), ...harnessVariables()])
   return {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from '@sinclair/typebox'
-import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
 import type { PageView } from '../../../plugins/portal.js'
 import {
   ChangePasswordForm, RecoveryCodesForm, RevokeOthersForm, RevokeSessionForm, TotpConfirmForm, TotpDisableForm, TotpEnrolForm
@@ -8,19 +8,16 @@ import {
 import type { Claims } from '../../../src/tokens/claims.js'
 import { DONE, type AccountState } from './page.js'
 
-type AccountPage = (request: FastifyRequest, state?: AccountState) => Promise<PageView>
+export type AccountPage = (request: FastifyRequest, state?: AccountState) => Promise<PageView>
 
 /**
- * POST /portal/account/{action}: each calls the service method of its JSON route, with that
- * route's limit, and answers 303 /portal/account?done={action}; recovery codes, shown once, are
- * the one 200. The session is checked before the body is validated (as /api's guard does), so a
- * failure can show the account page again, error beside its field.
+ * What every action of the account page shares: the portal session checked before the body is
+ * validated (as /api's guard does), so a failure can show the account page again, error beside its
+ * field; the login limit where the JSON route has it; and the 303 to the page, saying what was done.
  */
-export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = async (fastify, { page }) => {
+export function accountForms (fastify: FastifyInstance, page: AccountPage) {
   const { portalSession } = fastify
-  const { auth, sessions, twoFactor } = fastify.services
   const base = `${fastify.config.portal?.publicUrl ?? ''}/portal`
-  const callerOf = (request: FastifyRequest) => request.claims as Claims
   // counted after the CSRF and session checks, so the page of a refused attempt knows whose it is
   const limited = { rateLimit: { ...fastify.rateLimits.login, hook: 'preValidation' as const } }
 
@@ -31,14 +28,28 @@ export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = 
     else await reply.redirect(portalSession.loginUrl(`${base}/account`), 303)
   }
 
-  function action<T extends TSchema> (name: string, body: T, limit: boolean) {
-    return {
-      schema: { body },
-      preValidation: signedIn,
-      config: { ...(limit && limited), portalForm: async (request: FastifyRequest) => await page(request, { failed: name }) }
-    }
+  return {
+    callerOf: (request: FastifyRequest) => request.claims as Claims,
+    action<T extends TSchema> (name: string, body: T, limit: boolean) {
+      return {
+        schema: { body },
+        preValidation: signedIn,
+        config: { ...(limit && limited), portalForm: async (request: FastifyRequest) => await page(request, { failed: name }) }
+      }
+    },
+    done: async (reply: FastifyReply, name: string) => await reply.redirect(`${base}/account?done=${name}`, 303)
   }
-  const done = async (reply: FastifyReply, name: string) => await reply.redirect(`${base}/account?done=${name}`, 303)
+}
+
+/**
+ * POST /portal/account/{action}: each calls the service method of its JSON route, with that
+ * route's limit, and answers 303 /portal/account?done={action}; recovery codes, shown once, are
+ * the one 200.
+ */
+export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = async (fastify, { page }) => {
+  const { portalSession } = fastify
+  const { auth, sessions, twoFactor } = fastify.services
+  const { callerOf, action, done } = accountForms(fastify, page)
   const shownOnce = async (request: FastifyRequest, reply: FastifyReply, name: string, recoveryCodes: string[]) =>
     await reply.page(await page(request, { notice: DONE[name], recoveryCodes }))
 

@@ -5,6 +5,7 @@ import type { Claims } from '../../../src/tokens/claims.js'
 import { qrSvg } from '../../../src/two-factor/totp.js'
 import { accountActions } from './actions.js'
 import { accountPage, DONE } from './page.js'
+import { passkeyActions } from './passkeys.js'
 
 /**
  * /portal/account: the signed-in user's own page (a portal session, else the sign-in page and
@@ -13,7 +14,7 @@ import { accountPage, DONE } from './page.js'
  */
 const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { portalSession } = fastify
-  const { twoFactor } = fastify.services
+  const { twoFactor, passkeys } = fastify.services
   const page = accountPage(fastify)
 
   fastify.get('/account', { schema: { querystring: AccountQuery }, preHandler: portalSession.required }, async (request, reply) => {
@@ -31,6 +32,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }
 
   await fastify.register(accountActions, { page })
+  if (passkeys !== undefined) await fastify.register(passkeyActions, { page, passkeys })
 }
 
 export default accountRoutes

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { PageView } from '../../../plugins/portal.js'
 import { TokenRevoked } from '../../../src/errors.js'
+import { assetPath } from '../../../src/portal/files.js'
 import type { Claims } from '../../../src/tokens/claims.js'
 
 /** What each action's success says on the page it leads to. */
@@ -11,7 +12,10 @@ export const DONE: Readonly<Record<string, string>> = {
   'totp-enrol': 'Scan the QR code with your authenticator app (or type the key), then enter the code it shows.',
   'totp-confirm': 'Two-factor sign-in is on. Every other session was signed out.',
   'totp-disable': 'Two-factor sign-in is off.',
-  'recovery-codes': 'New recovery codes were made; the old ones no longer work.'
+  'recovery-codes': 'New recovery codes were made; the old ones no longer work.',
+  'passkey-add': 'The passkey was added. You can sign in with it now.',
+  'passkey-rename': 'The passkey was renamed.',
+  'passkey-remove': 'The passkey was removed. It no longer signs you in.'
 }
 
 /** Which field a failed action's error belongs beside (a 422 names its own fields). */
@@ -20,7 +24,8 @@ const ERROR_FIELDS: Readonly<Record<string, Record<string, string>>> = {
   'totp-enrol': { invalid_password: 'password' },
   'totp-confirm': { invalid_otp: 'code' },
   'totp-disable': { invalid_password: 'password', invalid_otp: 'code' },
-  'recovery-codes': { invalid_password: 'password', invalid_otp: 'code' }
+  'recovery-codes': { invalid_password: 'password', invalid_otp: 'code' },
+  'passkey-remove': { invalid_password: 'passkey-remove-password' }
 }
 
 export interface AccountState {
@@ -34,12 +39,32 @@ export interface AccountState {
 const when = (iso: string): { iso: string, text: string } => ({ iso, text: `${iso.slice(0, 16).replace('T', ' ')} UTC` })
 
 /**
+ * The account page's passkeys section (src/portal/templates/partials/passkeys.eta): the list, and
+ * whether the sign-in is recent enough to add or remove one without the password
+ * (docs/passkeys.md#recent-authentication), and the script that adds one; nothing while passkeys are off.
+ */
+function passkeysSection (fastify: FastifyInstance): (claims: Claims) => Promise<{ passkeys?: Record<string, unknown>, scripts?: string[] }> {
+  const { passkeys, recentAuth } = fastify.services
+  const publicUrl = fastify.config.portal?.publicUrl ?? ''
+  const reauthUrl = `${publicUrl}/portal/login?prompt=login&rd=${encodeURIComponent(`${publicUrl}/portal/account`)}`
+  const scripts = [assetPath(`${publicUrl}/portal`, 'passkeys.js')]
+  return async (claims) => {
+    if (passkeys === undefined) return {}
+    const list = (await passkeys.list(claims.user_id)).map((p) => ({
+      id: p.id, name: p.name, created: when(p.created_at), lastUsed: p.last_used_at === null ? undefined : when(p.last_used_at), synced: p.backed_up
+    }))
+    return { passkeys: { list, recent: recentAuth.isRecent(claims), reauthUrl, optionsUrl: `${publicUrl}/auth/passkeys/register/options` }, scripts }
+  }
+}
+
+/**
  * The account page of the signed-in user (request.claims: portalSession.required ran): who they
  * are, their sessions, their password, their second factor. The same page, with the error, is
  * what a failed action shows.
  */
 export function accountPage (fastify: FastifyInstance): (request: FastifyRequest, state?: AccountState) => Promise<PageView> {
   const { users, sessions, twoFactor } = fastify.services
+  const passkeys = passkeysSection(fastify)
 
   async function totpState (userId: string): Promise<Record<string, unknown>> {
     if (twoFactor === undefined) return { totp: undefined }
@@ -62,6 +87,8 @@ export function accountPage (fastify: FastifyInstance): (request: FastifyRequest
       user: { name: user.name, email: user.email },
       sessions: list,
       ...await totpState(user.id),
+      ...await passkeys(claims),
+      failed: state.failed,
       notice: state.notice,
       recoveryCodes: state.recoveryCodes,
       errorFields: state.failed === undefined ? {} : ERROR_FIELDS[state.failed] ?? {},

@@ -29,8 +29,10 @@ t.test('a sign-in within REAUTH_MAX_AGE passes without a password; older, 403 re
   await services.recentAuth.require(claims, undefined, CONTEXT)
   later(claims.auth_time + 120 - Date.now() / 1000)
   await services.recentAuth.require(claims, undefined, CONTEXT)
+  t.ok(services.recentAuth.isRecent(claims), 'isRecent (what the account page asks) agrees at the bound')
   later(1)
   await t.rejects(services.recentAuth.require(claims, undefined, CONTEXT), ReauthRequired, 'one second past the bound')
+  t.notOk(services.recentAuth.isRecent(claims), 'and past it')
 })
 
 t.test('an old sign-in passes with the right password, and a wrong one is 400 invalid_password, audited and throttled', async (t) => {
