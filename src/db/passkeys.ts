@@ -64,8 +64,9 @@ export class PasskeyRepository {
     if (this.lockUsers) await this.db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute()
   }
 
-  async insert (passkey: StoredPasskey): Promise<void> {
-    await this.db.insertInto('passkeys').values({
+  /** False when the credential ID is registered already (two registrations of one credential at once: one wins). */
+  async insert (passkey: StoredPasskey): Promise<boolean> {
+    const result = await this.db.insertInto('passkeys').values({
       id: passkey.id,
       user_id: passkey.userId,
       name: passkey.name,
@@ -77,7 +78,8 @@ export class PasskeyRepository {
       aaguid: passkey.aaguid,
       created_at: passkey.createdAt,
       last_used_at: passkey.lastUsedAt
-    }).execute()
+    }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst()
+    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
   }
 
   /** Only over the count read: of two uses with one count, one records. */

@@ -110,7 +110,7 @@ export class PasskeyService extends PasskeyList {
       const user = await tx.users.findById(caller.user_id)
       if (user === undefined) throw new TokenRevoked()
       if (await tx.passkeys.countOf(user.id) >= settings.maxPerUser) throw new TooManyPasskeys()
-      await tx.passkeys.insert(passkey)
+      if (!await tx.passkeys.insert(passkey)) throw new PasskeyInvalid()
       await this.notice(tx, user, `A passkey ("${passkey.name}") was added to your account.`)
     })
     this.mailQueued()
