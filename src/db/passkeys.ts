@@ -44,6 +44,15 @@ export class PasskeyRepository {
     return row && passkeyOf(row)
   }
 
+  /** The passkey with its user's handle, in one read (a sign-in needs both). */
+  async findWithHandle (id: string): Promise<{ passkey: StoredPasskey, handle: string } | undefined> {
+    const row = await this.db.selectFrom('passkeys')
+      .innerJoin('webauthn_user_handles', 'webauthn_user_handles.user_id', 'passkeys.user_id')
+      .selectAll('passkeys').select('webauthn_user_handles.handle')
+      .where('passkeys.id', '=', id).executeTakeFirst()
+    return row && { passkey: passkeyOf(row), handle: row.handle }
+  }
+
   /** Newest first; ties (one millisecond) by id, so the order is stable. */
   async listOf (userId: string): Promise<StoredPasskey[]> {
     const rows = await this.db.selectFrom('passkeys').selectAll().where('user_id', '=', userId)
