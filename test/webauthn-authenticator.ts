@@ -80,17 +80,14 @@ export class SoftAuthenticator {
     return Buffer.concat([sha256(rpId), Buffer.from([flags]), count, ...(attested === undefined ? [] : [attested])])
   }
 
-  /** navigator.credentials.create(), as its JSON: a new P-256 credential for the options' user. */
-  create (options: CreationOptions, twist: Twist = {}): Record<string, unknown> {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
-    const jwk = publicKey.export({ format: 'jwk' })
-    const cose = cbor(new Map<number, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x ?? '', 'base64url')], [-3, Buffer.from(jwk.y ?? '', 'base64url')]]))
-    const id = randomBytes(16)
-    const credential: SoftCredential = { id, privateKey, cose, userHandle: options.user.id, signCount: twist.signCount ?? 0 }
+  /** navigator.credentials.create(), as its JSON: a new P-256 credential for the options' user (or `reuse`'s key and ID again). */
+  create (options: CreationOptions, twist: Twist = {}, reuse?: SoftCredential): Record<string, unknown> {
+    const credential = reuse ?? this.newCredential(options.user.id, twist.signCount ?? 0)
+    const { id, cose } = credential
     const idLength = Buffer.from([id.length >> 8, id.length & 0xff])
     const authData = this.authData(twist.rpId ?? options.rp.id ?? '', this.flagByte(twist, true), credential.signCount, Buffer.concat([this.aaguid, idLength, id, cose]))
     const attestationObject = cbor(new Map<string, Cbor>([['fmt', twist.fmt ?? 'none'], ['attStmt', new Map()], ['authData', authData]]))
-    this.credentials.push(credential)
+    if (reuse === undefined) this.credentials.push(credential)
     return {
       id: b64(id),
       rawId: b64(id),
@@ -103,6 +100,13 @@ export class SoftAuthenticator {
       authenticatorAttachment: 'platform',
       clientExtensionResults: { credProps: { rk: true } }
     }
+  }
+
+  private newCredential (userHandle: string, signCount: number): SoftCredential {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    const jwk = publicKey.export({ format: 'jwk' })
+    const cose = cbor(new Map<number, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x ?? '', 'base64url')], [-3, Buffer.from(jwk.y ?? '', 'base64url')]]))
+    return { id: randomBytes(16), privateKey, cose, userHandle, signCount }
   }
 
   /** navigator.credentials.get(), as its JSON: an assertion by `credential` (the newest by default); the count rises by one unless told. */

@@ -44,6 +44,15 @@ export class PasskeyRepository {
     return row && passkeyOf(row)
   }
 
+  /** The passkey with its user's handle, in one read (a sign-in needs both). */
+  async findWithHandle (id: string): Promise<{ passkey: StoredPasskey, handle: string } | undefined> {
+    const row = await this.db.selectFrom('passkeys')
+      .innerJoin('webauthn_user_handles', 'webauthn_user_handles.user_id', 'passkeys.user_id')
+      .selectAll('passkeys').select('webauthn_user_handles.handle')
+      .where('passkeys.id', '=', id).executeTakeFirst()
+    return row && { passkey: passkeyOf(row), handle: row.handle }
+  }
+
   /** Newest first; ties (one millisecond) by id, so the order is stable. */
   async listOf (userId: string): Promise<StoredPasskey[]> {
     const rows = await this.db.selectFrom('passkeys').selectAll().where('user_id', '=', userId)
@@ -64,8 +73,9 @@ export class PasskeyRepository {
     if (this.lockUsers) await this.db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute()
   }
 
-  async insert (passkey: StoredPasskey): Promise<void> {
-    await this.db.insertInto('passkeys').values({
+  /** False when the credential ID is registered already (two registrations of one credential at once: one wins). */
+  async insert (passkey: StoredPasskey): Promise<boolean> {
+    const result = await this.db.insertInto('passkeys').values({
       id: passkey.id,
       user_id: passkey.userId,
       name: passkey.name,
@@ -77,7 +87,8 @@ export class PasskeyRepository {
       aaguid: passkey.aaguid,
       created_at: passkey.createdAt,
       last_used_at: passkey.lastUsedAt
-    }).execute()
+    }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst()
+    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
   }
 
   /** Only over the count read: of two uses with one count, one records. */

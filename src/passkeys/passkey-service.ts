@@ -110,7 +110,7 @@ export class PasskeyService extends PasskeyList {
       const user = await tx.users.findById(caller.user_id)
       if (user === undefined) throw new TokenRevoked()
       if (await tx.passkeys.countOf(user.id) >= settings.maxPerUser) throw new TooManyPasskeys()
-      await tx.passkeys.insert(passkey)
+      if (!await tx.passkeys.insert(passkey)) throw new PasskeyInvalid()
       await this.notice(tx, user, `A passkey ("${passkey.name}") was added to your account.`)
     })
     this.mailQueued()
@@ -169,10 +169,10 @@ export class PasskeyService extends PasskeyList {
     if (spent === undefined || (userId !== undefined && spent.userId !== userId)) throw new NotVerified('unknown, spent, expired or other-purpose challenge')
     if (!assertionShape.Check(input.credential)) throw new NotVerified('not an authentication response')
     const credential = input.credential
-    const stored = await store.passkeys.find(credential.id)
-    if (stored === undefined) throw new NotVerified('unknown credential')
+    const found = await store.passkeys.findWithHandle(credential.id)
+    if (found === undefined) throw new NotVerified('unknown credential')
+    const { passkey: stored, handle } = found
     if (spent.userId !== null && stored.userId !== spent.userId) throw new NotVerified('another user\'s credential', false, stored.userId)
-    const handle = await store.passkeys.handleOf(stored.userId)
     const given = credential.response.userHandle
     // a discoverable sign-in names the user by the handle alone: it must be there, and be the credential's user's
     if (given === undefined ? purpose === 'login' : given !== handle) throw new NotVerified('user handle is not the credential\'s user\'s', false, stored.userId)

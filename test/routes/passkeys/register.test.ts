@@ -94,8 +94,13 @@ test('every refused registration is 400 passkey_invalid with one body, and store
   const refusals = (await auditRows(app)).filter((r) => r.event === 'passkey_registered')
   t.equal(refusals.length, cases.length)
   t.ok(refusals.every((r) => r.outcome === 'failure' && r.user_id === user.id && r.detail?.startsWith('passkey: ')), 'each audited with its reason')
-  const ok = await registerWith(app, user.access_token, new SoftAuthenticator(ORIGIN))
+  const authenticator = new SoftAuthenticator(ORIGIN)
+  const ok = await registerWith(app, user.access_token, authenticator)
   t.equal(ok.statusCode, 201, 'negative control: the same authenticator untwisted is accepted')
+  const other = await signedInUser(app)
+  const { challenge_id: challengeId, options } = await ceremony(app, '/auth/passkeys/register/options', {}, other.access_token)
+  const again = await post(app, '/auth/passkeys/register/verify', { challenge_id: challengeId, credential: authenticator.create(options, {}, authenticator.credentials[0]) }, other.access_token)
+  t.strictSame([again.statusCode, again.json()], [400, PASSKEY_INVALID], 'a credential ID registered already (here by another user)')
 })
 
 test('a registration challenge is good once, for 5 minutes, for its own user and ceremony', async (t) => {

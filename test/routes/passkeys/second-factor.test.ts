@@ -103,3 +103,14 @@ test('a passkey sign-in of a TOTP user: aal2 without a challenge by default; wit
   t.strictSame([claims.aal, claims.amr], ['aal2', ['pop', 'otp', 'mfa']])
   t.strictSame(setCookies(done).map((c) => c.name).sort(), ['access_token', 'refresh_token'], 'remember, kept by the challenge')
 })
+
+test('WEBAUTHN_USER_VERIFICATION=preferred: a TOTP user\'s passkey without UV earns the challenge, with UV aal2 directly', async (t) => {
+  const app = await totpApp(t, { ...BOTH_ON, WEBAUTHN_USER_VERIFICATION: 'preferred' })
+  const user = await enrolledWithPasskey(app)
+  const noUv = await signInWith(app, user.authenticator, { uv: false })
+  t.equal(noUv.statusCode, 403)
+  t.strictSame((noUv.json() as { methods: string[] }).methods, ['totp', 'recovery_code'])
+  const withUv = await signInWith(app, user.authenticator)
+  t.equal(withUv.statusCode, 200, 'negative control: with UV')
+  t.strictSame(claimsOf((withUv.json() as { access_token: string }).access_token).amr, ['pop', 'mfa'])
+})
