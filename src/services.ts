@@ -25,6 +25,7 @@ import { RecentAuthentication } from './accounts/recent-auth.js'
 import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
+import { createApiKeys, type ApiKeys } from './api-keys/index.js'
 
 export type ServiceLogger = CoreLogger
 
@@ -58,6 +59,8 @@ export interface Services {
   mail: MailSender
   recovery: RecoveryService
   twoFactor: TwoFactorService | undefined
+  /** ENABLE_API_KEYS: API keys and service accounts (docs/api-keys.md); undefined when off */
+  apiKeys: ApiKeys | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -109,10 +112,12 @@ export async function createServices (options: ServiceOptions): Promise<Services
     store, hasher, secrets: new SecretHasher(config.jwtSecret), sessions, counters, settings: config, audit, log, queued: () => { mail.wake() }, twoFactor, signIns: throttles.login, events
   })
 
+  const apiKeys = createApiKeys({ config, store, sessions, recentAuth, index: revocations, audit, counters, events, log })
+
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, bootstrapAdmin }
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, apiKeys, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 

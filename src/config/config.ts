@@ -2,6 +2,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 import { accountConfig, AccountSettings, type AccountConfig } from './accounts.js'
+import { apiKeySettings, ApiKeySettings, type ApiKeyConfig } from './api-keys.js'
 import { authzConfig, AuthzSettings, type AuthzConfig } from './authz.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
@@ -39,12 +40,13 @@ export const ConfigSchema = Type.Object({
   ...AuthzSettings,
   ...TotpConfigSchema,
   ...PortalSettings,
-  ...PasskeySettings
+  ...PasskeySettings,
+  ...ApiKeySettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, ApiKeyConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -103,7 +105,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...authzConfig(raw),
     ...sessionsConfig(raw),
     ...portal,
-    ...passkeys
+    ...passkeys,
+    ...apiKeySettings(raw)
   }
 }
 
@@ -111,7 +114,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
 function featureNeedingKeys (raw: RawConfig): string | false {
   const needing = [
     ['ENABLE_PORTAL', raw.ENABLE_PORTAL],
-    ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS]
+    ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS],
+    ['ENABLE_API_KEYS', raw.ENABLE_API_KEYS]
   ] as const
   const first = needing.find(([, on]) => on)
   return first === undefined ? false : `${first[0]}=true`

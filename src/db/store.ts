@@ -1,5 +1,6 @@
 import { tracingChannel } from 'node:diagnostics_channel'
 import { Kysely, sql } from 'kysely'
+import { ApiKeyRepository } from './api-keys.js'
 import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
 import { migrateToLatest } from './migrations.js'
@@ -23,6 +24,7 @@ export interface Store {
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
+  readonly apiKeys: ApiKeyRepository
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
   ping (): Promise<void>
@@ -41,6 +43,7 @@ class KyselyStore implements Store {
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
+  readonly apiKeys: ApiKeyRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
     this.users = new UserRepository(db, kind === 'postgres', usersByIds)
@@ -51,6 +54,7 @@ class KyselyStore implements Store {
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
     this.oneTimeSecrets = new OneTimeSecretRepository(db, kind === 'postgres')
     this.totp = new TotpRepository(db)
+    this.apiKeys = new ApiKeyRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {
