@@ -21,8 +21,11 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     // an API key is taken here as an access token (docs/api-keys.md); /auth/* outside /api never takes one
     api.addHook('onRequest', api.authenticateApi)
     // the declared access the guard reads is also what the document tells a reader
+    const keysLimited = fastify.config.apiKeys?.rateLimit !== undefined
     api.addHook('onRoute', (route) => {
-      const schema = route.schema as { description?: string } | undefined
+      const schema = route.schema as { description?: string, response?: Record<number, unknown> } | undefined
+      // API_KEY_RATE_LIMIT may answer any guarded route with 429
+      if (keysLimited && schema?.response !== undefined) schema.response[429] ??= errorResponses(429)[429]
       // a HEAD route shares its GET's schema: described once
       if (schema === undefined || schema.description?.includes('Access: ') === true) return
       const access = describeAccess(route.config?.access)

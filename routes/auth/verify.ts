@@ -178,7 +178,9 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
     querystring: VerifyQuery,
     response: {
       200: { type: 'null', description: 'Signed in (and holding one of the roles): an empty body, the identity in the headers', headers: IdentityHeaders },
-      ...errorResponses(401, 403, 422)
+      ...errorResponses(401, 403, 422),
+      // an API key beyond API_KEY_RATE_LIMIT (docs/api-keys.md)
+      ...(config.apiKeys?.rateLimit !== undefined && errorResponses(429))
     }
   }
   // no CORS: a proxy calls this route, never a browser's script, and @fastify/cors would answer an
