@@ -39,7 +39,7 @@ export interface VerifierOptions {
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000)
 
-/** The claims of an access token (docs/api-keys.md#claims), never signed: they live in memory only. */
+/** The claims of an access token (docs/api-keys.md#using-a-key), never signed: they live in memory only. */
 export function keyClaims (key: OwnedApiKey, issuer: string): Claims {
   return {
     user_id: key.userId,

@@ -213,7 +213,7 @@ export class SessionService {
 
   /**
    * API keys end as sessions do: in the same revocation index and broadcast, the key id as the
-   * session id (docs/api-keys.md#revocation). Password changes and logouts never come here.
+   * session id (docs/api-keys.md#how-a-key-ends). Password changes and logouts never come here.
    */
   async revokeKeys (target: ApiKeyTarget, { reason, actorId }: RevocationCause, context: RequestContext, store: Store = this.store): Promise<number> {
     const revoked = await store.apiKeys.revoke(target, reason, iso(Date.now()), REVOCATION_MARGIN_MS)

@@ -8,7 +8,7 @@ import { freshSchema, startInstance, type Instance } from './instances.js'
 
 /*
  * API keys across two real server processes on one PostgreSQL schema and one Redis
- * (src/api-keys/key-verifier.ts, src/sessions/session-service.ts revokeKeys, docs/api-keys.md#revocation):
+ * (src/api-keys/key-verifier.ts, src/sessions/session-service.ts revokeKeys, docs/api-keys.md#how-a-key-ends):
  * a key made on A works on B, and once revoked on A — or once its owner loses a role it holds — B
  * refuses it within a second.
  */
