@@ -210,6 +210,7 @@ t.test('an unknown key, a wrong secret and a bad checksum are all 401 token_inva
   const app = await build(t, ON)
   const user = await createUser(app)
   const created = await keyOf(app, user)
+  t.equal((await self(app, user, created.key)).statusCode, 200, 'the key itself passes, and is held as verified')
   const body = `gh_${created.id}_${'A'.repeat(32)}`
   const wrongSecret = body + base62Checksum(body)
   const unknownBody = `gh_zzzzzzzzzzzz_${created.key.slice(16, 48)}`
