@@ -57,12 +57,6 @@ export class ApiKeyService {
     return await this.options.store.apiKeys.listLive(userId, iso(Date.now()))
   }
 
-  /** An unknown user is a 404 (the admin routes); a known one's keys, newest first. */
-  async listFor (userId: string): Promise<ApiKey[]> {
-    if (await this.options.store.users.findById(userId) === undefined) throw new NotFound('User not found')
-    return await this.list(userId)
-  }
-
   /** Another user's key, an ended one and an unknown id are all not_found. `userId` undefined: any owner (the CLI). */
   async revoke (keyId: string, userId: string | undefined, reason: string, requester: KeyRequester): Promise<void> {
     const revoked = await this.options.sessions.revokeKeys({ keyId, userId }, { reason, actorId: requester.actorId }, requester.context)

@@ -191,6 +191,8 @@ export class ApiKeyVerifier {
 
   private async read (id: string): Promise<KeyEntry | undefined> {
     const key = await this.options.store.apiKeys.findOwned(id)
+    // a deleted owner's keys are gone with it, their revocations stay: refused as revoked, not unknown
+    if (key === undefined && this.options.index.has(id)) throw new TokenRevoked()
     if (key === undefined) return undefined
     const entry = entryOf(this.shared.key(key), this.options.issuer)
     // a revoked or expired key is answered, not kept

@@ -259,6 +259,10 @@ t.test('an owner losing a role a key holds ends that key, not the others; deleti
   t.equal((await app.inject({ method: 'DELETE', url: `/api/users/${user.id}`, headers: authHeader(adminToken) })).statusCode, 204)
   const gone = await app.inject({ method: 'GET', url: '/api/auth/sessions', headers: authHeader(plain.key) })
   t.same([gone.statusCode, gone.json()], [401, REVOKED])
+  // an instance that never held the key finds no row (gone with its owner) but the revocation
+  app.services.apiKeys?.verifier.forget(plain.id)
+  const fresh = await self(app, user, plain.key)
+  t.same([fresh.statusCode, fresh.json()], [401, REVOKED], 'as revoked, not as unknown')
 })
 
 t.test('creating a key needs recent authentication: an old sign-in gets 403 reauth_required, or proves it with the password', async (t) => {
