@@ -23,8 +23,16 @@ t.test('service-account create, api-key create, list and revoke', async (t) => {
   const account = JSON.parse(created.stdout) as Record<string, unknown>
   t.match(account.id, UUID)
   t.strictSame(account, {
-    id: account.id, email: `backup-job.${String(account.id).slice(0, 8)}@service.invalid`, name: 'Backup Job', age: null,
-    created_at: account.created_at, updated_at: account.created_at, roles: ['backup'], is_superuser: false, email_verified: false, kind: 'service'
+    id: account.id,
+    email: `backup-job.${String(account.id).slice(0, 8)}@service.invalid`,
+    name: 'Backup Job',
+    age: null,
+    created_at: account.created_at,
+    updated_at: account.created_at,
+    roles: ['backup'],
+    is_superuser: false,
+    email_verified: false,
+    kind: 'service'
   })
 
   const made = await cli(['api-key', 'create', '--user', String(account.email), '--name', 'nightly', '--expires-in', '7d'], env)
