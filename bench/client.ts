@@ -24,6 +24,13 @@ export async function signIn (child: Child, credentials: { email: string, passwo
   return { token, id }
 }
 
+/** An API key of the signed-in user (ENABLE_API_KEYS, docs/api-keys.md): `token` is a fresh sign-in, recent enough. */
+export async function createApiKey (child: Child, token: string): Promise<string> {
+  const res = await call(child, 'POST', '/api/auth/api-keys', { name: 'bench' }, token)
+  if (res.status !== 201 || typeof res.body.key !== 'string') throw new BenchError(`${child.name}: creating an API key failed: ${res.status} ${JSON.stringify(res.body)}`)
+  return res.body.key
+}
+
 /** The seeded admin creates the benchmark's plain user (registration is off in production). */
 export async function createUser (child: Child): Promise<void> {
   const admin = await signIn(child, ADMIN)

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createUser, signIn, USER } from './client.js'
+import { createApiKey, createUser, signIn, USER } from './client.js'
 import { processTree, rssMb } from './proc.js'
 import { OptionError, parseOptions, type Options } from './options.js'
 import { report, type Outcome, type SetupReport } from './report.js'
@@ -95,7 +95,9 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child, peers: P
   const user = await signIn(gatehouse, USER)
   // nginx in front of this gatehouse and of the bare server, with the configuration of docs/proxies.md
   const nginx = ids.includes('chain') ? await startNginx(dir, gatehouse, bare) : undefined
-  const chosen = scenarios({ gatehouse, bare, argon2, nginx, peers }, user.id, seconds).filter((s) => ids.includes(s.id))
+  // a key for the API-key rows, made once: it outlives every round
+  const apiKey = ids.includes('verify-key') || ids.includes('protected-key') ? await createApiKey(gatehouse, user.token) : undefined
+  const chosen = scenarios({ gatehouse, bare, argon2, nginx, peers }, user.id, seconds, apiKey).filter((s) => ids.includes(s.id))
 
   // warm-up: JIT and the verified-token cache; not recorded
   const warm = { connections: 50, pipelining: 1, seconds: Math.min(2, seconds) }

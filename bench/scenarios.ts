@@ -32,7 +32,7 @@ const hello: Target = { path: '/' }
 const login: Target = { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) }
 
 /** Every scenario, in the order they run; `userId` is the signed-in gatehouse user. */
-export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, userId: string, seconds: number): Scenario[] {
+export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, userId: string, seconds: number, apiKey = ''): Scenario[] {
   const p10 = { connections: 50, pipelining: 10, seconds }
   const p1 = { connections: 50, pipelining: 1, seconds }
   const helloCeiling = (load: Load) => loadTest(bare, hello, load)
@@ -85,6 +85,17 @@ export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, u
       ceiling: helloCeiling,
       subject: (load, token) => loadTest(gatehouse, { path: '/auth/verify', headers: bearer(token) }, load)
     },
+    {
+      // the same forward authentication with an API key (ENABLE_API_KEYS), checked from memory
+      id: 'verify-key',
+      name: 'GET /auth/verify, API key',
+      ceilingName: 'bare hello',
+      load: p10,
+      gatehouse: true,
+      ceiling: helloCeiling,
+      subject: (load) => loadTest(gatehouse, { path: '/auth/verify', headers: bearer(apiKey) }, load)
+    },
+    { id: 'protected-key', name: 'GET /api/users/:id (self), API key', ceilingName: 'bare hello', load: p10, gatehouse: true, ceiling: helloCeiling, subject: (load) => self(load, apiKey) },
     { id: 'protected', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p10, gatehouse: true, ceiling: helloCeiling, subject: self },
     { id: 'protected-p1', name: 'GET /api/users/:id (self)', ceilingName: 'bare hello', load: p1, gatehouse: true, ceiling: helloCeiling, subject: self },
     { id: 'me', name: 'GET /auth/me', ceilingName: 'bare hello', load: p10, gatehouse: true, ceiling: helloCeiling, subject: me },

@@ -113,6 +113,16 @@ export function setupOf (id: SetupId): Setup {
         prepare: async () => portalEnv(),
         cleanup: nothing
       }
+    case 'api-keys':
+      // ENABLE_API_KEYS: the same routes with an API key as Bearer (docs/api-keys.md#speed), beside the
+      // JWT rows of the same process; a key on verify at least 0.70 of the ceiling
+      return {
+        id,
+        title: 'SQLite, one process, ENABLE_API_KEYS (a key as Bearer, and the access token beside it)',
+        targets: { verify: 0.75, 'verify-key': 0.70, protected: 0.60, 'protected-key': undefined },
+        prepare: async () => ({ ENABLE_API_KEYS: 'true', DATA_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}` }),
+        cleanup: nothing
+      }
     case 'workers':
       // WORKERS=2 on a 2-core machine against a one-process ceiling: reported, not judged
       return {

@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { OpenAPIV3_1 as OpenAPI } from 'openapi-types'
+import { ApiKeyList, ApiKeyResponse, CreatedApiKey, UserResponseWithKind } from '../schemas/api-keys.js'
 import { AuditEventResponse, AuditListResponse } from '../schemas/audit.js'
 import { TokenResponse } from '../schemas/auth.js'
 import { Message } from '../schemas/common.js'
@@ -29,6 +30,7 @@ export const BEARER_DESCRIPTION = 'The access token in `Authorization: Bearer`. 
   '`amr` (RFC 8176: `["pwd"]`, `["email"]`, `["pwd","otp","mfa"]`, a passkey `["pop"]` or `["pop","mfa"]`) and `auth_time` (the sign-in, seconds since the epoch), kept by a refresh'
 
 /** Named only while ENABLE_TOTP is on, as the routes that use them */
+const API_KEY_SCHEMAS = [ApiKeyResponse, CreatedApiKey, ApiKeyList]
 const TOTP_SCHEMAS = [TotpEnrolment, TotpActivated, RecoveryCodesResponse, MfaChallenge]
 const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListResponse, TokenResponse, AuditEventResponse, AuditListResponse, Message, SessionResponse, SessionListResponse, RevokedSessions, Jwk, JwkSet, SigningKey, SigningKeyList, ImportUser, ImportResult]
 
@@ -40,7 +42,10 @@ const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListRes
  */
 export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   const { config } = fastify
-  for (const schema of SHARED_SCHEMAS) fastify.addSchema(schema)
+  // with ENABLE_API_KEYS the `User` component gains `kind`, and the keys' own components appear
+  const keys = config.apiKeys !== undefined
+  for (const schema of SHARED_SCHEMAS) fastify.addSchema(keys && schema === UserResponse ? UserResponseWithKind : schema)
+  if (keys) for (const schema of API_KEY_SCHEMAS) fastify.addSchema(schema)
   // the recovery routes exist only when switched on, and so do their tag and their own component:
   // with both off the document is what it was before them
   const recovery = config.passwordReset !== undefined || config.emailOtp !== undefined
@@ -75,6 +80,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         ...(recovery ? [{ name: 'recovery', description: 'Password reset by email and email codes (switched on)' }] : []),
         ...(config.totp !== undefined ? [{ name: 'two-factor', description: 'TOTP two-factor sign-in: enrolment, recovery codes, turning it off (switched on)' }] : []),
         ...(config.passkeys !== undefined ? [{ name: 'passkeys', description: 'Passkeys (WebAuthn): adding, signing in, as the second factor, listing, removing (switched on)' }] : []),
+        ...(keys ? [{ name: 'api-keys', description: 'API keys and service accounts: credentials for scripts and services (switched on)' }] : []),
         { name: 'reserved', description: 'Paths reserved for features to come: 501' },
         { name: 'docs', description: 'This document and its reference page' }
       ],

@@ -28,6 +28,7 @@ import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
 import { ImportService } from './imports/import-service.js'
+import { createApiKeys, type ApiKeys } from './api-keys/index.js'
 
 export type ServiceLogger = CoreLogger
 
@@ -67,6 +68,8 @@ export interface Services {
   breachedPasswords: BreachedPasswords | undefined
   /** undefined while ENABLE_PASSKEYS is off */
   passkeys: PasskeyService | undefined
+  /** ENABLE_API_KEYS: API keys and service accounts (docs/api-keys.md); undefined when off */
+  apiKeys: ApiKeys | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -125,12 +128,14 @@ export async function createServices (options: ServiceOptions): Promise<Services
     store, hasher, secrets: new SecretHasher(config.jwtSecret), sessions, counters, settings: config, audit, log, queued: () => { mail.wake() }, twoFactor, signIns: throttles.login, events
   })
 
+  const apiKeys = createApiKeys({ config, store, sessions, recentAuth, index: revocations, audit, counters, events, log })
+
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
   const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
   const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails, breached: breachedPasswords })
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, imports, breachedPasswords, bootstrapAdmin }
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, apiKeys, imports, breachedPasswords, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 

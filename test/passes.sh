@@ -21,6 +21,7 @@
 #   portal/      the return-URL rule, the CSRF and Origin rules, the sealed flow cookie, the loop guard
 #   runtime/     npm start's entry, compiled and run in a child process that opens nothing
 #   two-factor/  TOTP codes
+#   api-keys/    the API key format and its checksum
 # A folder added to test/src runs in both passes until it is added here.
 # The other folders run once, on SQLite: test/plugins (a plugin on a bare Fastify, or one the
 # store does not matter to), test/app (the document, the SDK, the property test, which snapshots
@@ -39,7 +40,7 @@ fi
 export GATEHOUSE_TEST_RUN_ID=${GATEHOUSE_TEST_RUN_ID:-$(od -An -tx1 -N6 /dev/urandom | tr -d ' \n')}
 
 STORAGE_FOLDERS=routes,postgres
-STORE_FREE='breached-passwords|config|http|limits|logging|portal|runtime|two-factor'
+STORE_FREE='api-keys|breached-passwords|config|http|limits|logging|portal|runtime|two-factor'
 
 # tap is built for a set of plugins, and the one `npm ci` installs is built for tap's defaults,
 # @tapjs/typescript among them, which .taprc removes (tsx compiles the tests: test/tsx.js). The first

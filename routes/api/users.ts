@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox'
 import { IdParams, ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { AdminCreateUserRequest, UpdateUserRequest, UserListQuery, UserListResponse, UserResponse } from '../../schemas/users.js'
+import { UserListQueryWithKind } from '../../schemas/api-keys.js'
+import type { UserKind } from '../../src/db/users.js'
 import { NotFound } from '../../src/errors.js'
 import { paginationMeta } from '../../src/http/pagination.js'
 import type { Claims } from '../../src/tokens/claims.js'
@@ -24,13 +26,14 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['users'],
       summary: 'List users, oldest first',
       security: SECURED,
-      querystring: UserListQuery,
+      // `kind` only while ENABLE_API_KEYS is on; off, it is an unknown field (422) as before
+      querystring: fastify.services.apiKeys === undefined ? UserListQuery : UserListQueryWithKind,
       response: { 200: ref(UserListResponse), ...errorResponses(401, 403, 422, 500) }
     },
     config: ADMIN
   }, async (request) => {
-    const { page, per_page: perPage } = request.query
-    const { users: list, total } = await users.list(page, perPage)
+    const { page, per_page: perPage, kind } = request.query as UserListQuery & { kind?: UserKind }
+    const { users: list, total } = await users.list(page, perPage, kind)
     return { data: list.map(userRepresentation), pagination: paginationMeta(page, perPage, total) }
   })
 

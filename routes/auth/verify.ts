@@ -110,7 +110,7 @@ function browserAnswers (portal: NonNullable<Config['portal']>, config: Config):
 
 /** GET (and every other method) /auth/verify: docs/proxies.md. */
 const verifyRoutes: FastifyPluginAsync = async (fastify) => {
-  const { verifiedClaimsOf, securityHeaders, config } = fastify
+  const { verifiedClaimsOf, keyClaimsOf, securityHeaders, config } = fastify
   const redirect = config.portal?.forwardAuthRedirect === true ? browserAnswers(config.portal, config) : undefined
   // an error body may reach a browser (Caddy and Traefik pass it on): it gets the API's headers
   const errorHeaders = { ...securityHeaders, 'cache-control': 'no-store' }
@@ -118,9 +118,26 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
   // the whole answer in onRequest: nothing after it runs, so no body is read (nor refused with 413/415)
   // and no validator runs; callback style, no promise per request
   const verify: onRequestHookHandler = function (request, reply, done) {
+    let claims: Claims | Promise<Claims> | undefined
     try {
       if (redirect !== undefined) modeOf((request.query as Record<string, unknown>).mode)
-      const claims = verifiedClaimsOf(request, originalMethod(request.headers, request.method))
+      // an API key as Bearer (docs/api-keys.md), else the access token as ever
+      claims = keyClaimsOf(request) ?? verifiedClaimsOf(request, originalMethod(request.headers, request.method))
+    } catch (err) {
+      reply.headers(errorHeaders)
+      done(err as Error)
+      return
+    }
+    if (claims instanceof Promise) {
+      claims.then((c) => { answer(request, reply, done, c) }, (err: Error) => { answer(request, reply, done, undefined, err) })
+    } else {
+      answer(request, reply, done, claims)
+    }
+  }
+
+  function answer (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, claims: Claims | undefined, failure?: Error): void {
+    try {
+      if (failure !== undefined) throw failure
       if (claims === undefined) throw new TokenMissing()
       const roles = (request.query as Record<string, unknown>).roles
       // only a failed check splits the list: the 403 names the roles asked for
@@ -161,7 +178,9 @@ const verifyRoutes: FastifyPluginAsync = async (fastify) => {
     querystring: VerifyQuery,
     response: {
       200: { type: 'null', description: 'Signed in (and holding one of the roles): an empty body, the identity in the headers', headers: IdentityHeaders },
-      ...errorResponses(401, 403, 422)
+      ...errorResponses(401, 403, 422),
+      // an API key beyond API_KEY_RATE_LIMIT (docs/api-keys.md)
+      ...(config.apiKeys?.rateLimit !== undefined && errorResponses(429))
     }
   }
   // no CORS: a proxy calls this route, never a browser's script, and @fastify/cors would answer an

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditSink, RequestContext } from '../events.js'
 import type { Store } from '../db/store.js'
-import type { User, UserChanges } from '../db/users.js'
-import { EmailTaken, Forbidden, NotFound } from '../errors.js'
+import type { User, UserChanges, UserKind } from '../db/users.js'
+import { EmailTaken, Forbidden, NotFound, ValidationFailed } from '../errors.js'
 import type { PasswordHasher } from '../crypto/passwords.js'
 import type { SessionService } from '../sessions/session-service.js'
 import type { Claims } from '../tokens/claims.js'
@@ -97,10 +97,10 @@ export class UserService {
     return revoked
   }
 
-  async list (page: number, perPage: number): Promise<UserPage> {
+  async list (page: number, perPage: number, kind?: UserKind): Promise<UserPage> {
     const [users, total] = await Promise.all([
-      this.store.users.list(perPage, (page - 1) * perPage),
-      this.store.users.count()
+      this.store.users.list(perPage, (page - 1) * perPage, kind),
+      this.store.users.count(kind)
     ])
     return { users, total }
   }
@@ -112,10 +112,15 @@ export class UserService {
       const before = await tx.users.findById(id)
       if (before === undefined) throw new NotFound('User not found')
       if (before.isSuperuser && !caller.is_superuser && changes.roles !== undefined) throw new Forbidden('superuser_required')
+      if (before.kind === 'service' && changes.isSuperuser === true) throw new ValidationFailed({ is_superuser: ['The is_superuser field is invalid'] })
       const lost = losesGrant(before, changes)
       const after = await tx.users.update(id, changes, new Date().toISOString(), lost)
       if (after === undefined) throw new NotFound('User not found')
-      if (lost) await this.sessions.revoke({ userId: id }, { reason: 'grant_removed', actorId }, context, tx)
+      if (lost) {
+        await this.sessions.revoke({ userId: id }, { reason: 'grant_removed', actorId }, context, tx)
+        // a key holding a role the owner lost ends too; the others keep working
+        await this.sessions.revokeKeys({ userId: id, holdingAny: before.roles.filter((r) => !after.roles.includes(r)) }, { reason: 'grant_removed', actorId }, context, tx)
+      }
       return [before, after]
     })
     const detail = grantChanges(before, after)
@@ -129,6 +134,7 @@ export class UserService {
       if (user === undefined) throw new NotFound('User not found')
       if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
       await this.sessions.revoke({ userId: id }, { reason: 'user_deleted', actorId: caller.user_id }, context, tx)
+      await this.sessions.revokeKeys({ userId: id }, { reason: 'user_deleted', actorId: caller.user_id }, context, tx)
       await tx.users.delete(id)
     })
     this.audit({ event: 'user_deleted', actorId: caller.user_id, userId: id }, context)

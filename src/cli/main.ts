@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js'
 import { helpOf, parseInput, UsageError, type Command, type CommandGroup } from './command.js'
 import { Failure } from './failure.js'
 import { CliSession, oneLine } from './context.js'
+import { apiKeyGroup, serviceAccountGroup } from './api-keys.js'
 import { keysGroup } from './keys.js'
 import { mailGroup } from './mail.js'
 import { migrateGroup } from './migrate.js'
@@ -12,7 +13,7 @@ import { passkeysGroup } from './passkeys.js'
 import { userGroup } from './user.js'
 
 /** Every command group; a new one is a file of its own and a line here. */
-const GROUPS: CommandGroup[] = [migrateGroup, userGroup, sessionsGroup, passkeysGroup, keysGroup, mailGroup, passwordsGroup]
+const GROUPS: CommandGroup[] = [migrateGroup, userGroup, sessionsGroup, passkeysGroup, keysGroup, mailGroup, passwordsGroup, serviceAccountGroup, apiKeyGroup]
 
 function usageOf (groups: CommandGroup[]): string {
   const lines = groups.flatMap((group) => Object.values(group.commands).map((c) => `  gatehouse ${c.usage}\n      ${c.summary}`))

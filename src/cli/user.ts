@@ -1,4 +1,6 @@
 import { Role } from '../../schemas/common.js'
+import type { Config } from '../config/config.js'
+import type { User } from '../db/users.js'
 import { paginationMeta } from '../http/pagination.js'
 import { OPERATOR } from '../accounts/users.js'
 import { ruleFormats } from '../validation/index.js'
@@ -8,10 +10,16 @@ import { plural, userLine } from './output.js'
 import { readPassword, refuseBreached } from './password.js'
 import { importCommand } from './import.js'
 
+/** UserResponse as the API answers it: `kind` only while ENABLE_API_KEYS is on. */
+function shown (config: Config, user: User): Omit<ReturnType<typeof userRepresentation>, 'kind'> & { kind?: string } {
+  const { kind, ...rest } = userRepresentation(user)
+  return config.apiKeys === undefined ? rest : { ...rest, kind }
+}
+
 const ROLE = new RegExp(Role.pattern ?? '^$')
 const REF = ['<email|id>']
 
-function rolesOf (values: Record<string, unknown>): string[] | undefined {
+export function rolesOf (values: Record<string, unknown>): string[] | undefined {
   const roles = values.role as string[] | undefined
   const bad = roles?.find((role) => !ROLE.test(role))
   if (bad !== undefined) throw new UsageError(`--role ${bad} is not a role name (lower-case letters, digits, _ and -; at most 32)`)
@@ -42,7 +50,7 @@ export const userGroup: CommandGroup = {
         const user = await cli.services.users.create({
           email, password, name, roles: roles ?? cli.config.defaultRoles, isSuperuser: values.superuser === true
         }, cli.requester)
-        return { text: `created user ${user.id} <${user.email}>`, json: userRepresentation(user) }
+        return { text: `created user ${user.id} <${user.email}>`, json: shown(cli.config, user) }
       }
     },
     list: {
@@ -57,7 +65,7 @@ export const userGroup: CommandGroup = {
         const { users, total } = await cli.services.users.list(page, perPage)
         const meta = paginationMeta(page, perPage, total)
         const text = [...users.map(userLine), `page ${page} of ${Math.max(meta.last_page, 1)}, ${plural(total, 'user')}`].join('\n')
-        return { text, json: { data: users.map(userRepresentation), pagination: meta } }
+        return { text, json: { data: users.map((u) => shown(cli.config, u)), pagination: meta } }
       }
     },
     show: {
@@ -65,10 +73,11 @@ export const userGroup: CommandGroup = {
       summary: 'show one user',
       positionals: REF,
       async run ({ positionals }, context) {
-        const user = await (await context()).userOf(positionals[0] ?? '')
+        const cli = await context()
+        const user = await cli.userOf(positionals[0] ?? '')
         const text = [`id: ${user.id}`, `email: ${user.email}`, `name: ${user.name}`, `age: ${user.age ?? '-'}`, `roles: ${user.roles.join(', ')}`,
           `superuser: ${user.isSuperuser}`, `created: ${user.createdAt}`, `updated: ${user.updatedAt}`].join('\n')
-        return { text, json: userRepresentation(user) }
+        return { text, json: shown(cli.config, user) }
       }
     },
     'set-password': {
@@ -96,7 +105,7 @@ export const userGroup: CommandGroup = {
         const cli = await context()
         const user = await cli.userOf(positionals[0] ?? '')
         const updated = await cli.services.users.update(user.id, { roles }, OPERATOR, cli.requester.context)
-        return { text: `roles of ${updated.email}: ${updated.roles.join(', ')}`, json: userRepresentation(updated) }
+        return { text: `roles of ${updated.email}: ${updated.roles.join(', ')}`, json: shown(cli.config, updated) }
       }
     },
     delete: {

@@ -2,6 +2,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { ConfigError } from '../errors.js'
 import { accountConfig, AccountSettings, type AccountConfig } from './accounts.js'
+import { apiKeySettings, ApiKeySettings, type ApiKeyConfig } from './api-keys.js'
 import { authzConfig, AuthzSettings, type AuthzConfig } from './authz.js'
 import { breachedPasswordsConfig, BreachedPasswordsSettings, type BreachedPasswordsConfig } from './breached-passwords.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
@@ -41,12 +42,13 @@ export const ConfigSchema = Type.Object({
   ...TotpConfigSchema,
   ...PortalSettings,
   ...PasskeySettings,
-  ...BreachedPasswordsSettings
+  ...BreachedPasswordsSettings,
+  ...ApiKeySettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, BreachedPasswordsConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, BreachedPasswordsConfig, ApiKeyConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -106,7 +108,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...sessionsConfig(raw),
     ...portal,
     ...passkeys,
-    ...breachedPasswordsConfig(raw)
+    ...breachedPasswordsConfig(raw),
+    ...apiKeySettings(raw)
   }
 }
 
@@ -114,7 +117,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
 function featureNeedingKeys (raw: RawConfig): string | false {
   const needing = [
     ['ENABLE_PORTAL', raw.ENABLE_PORTAL],
-    ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS]
+    ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS],
+    ['ENABLE_API_KEYS', raw.ENABLE_API_KEYS]
   ] as const
   const first = needing.find(([, on]) => on)
   return first === undefined ? false : `${first[0]}=true`

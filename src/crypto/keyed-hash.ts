@@ -18,4 +18,9 @@ export class KeyedHash {
   of (input: string): string {
     return createHmac('sha256', this.key).update(input).digest('base64url')
   }
+
+  /** the raw HMAC of `input`, for a constant-time comparison with a stored one */
+  digest (input: string): Buffer {
+    return createHmac('sha256', this.key).update(input).digest()
+  }
 }

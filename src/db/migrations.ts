@@ -186,7 +186,26 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('mfa_challenges_expires_at').on('mfa_challenges').column('expires_at').execute()
     }
   },
-  '0013_passkeys': passkeysMigration
+  '0013_passkeys': passkeysMigration,
+  '0014_api_keys': {
+    async up (db: Kysely<unknown>) {
+      // a service account is a user of kind `service` (docs/api-keys.md#service-accounts)
+      await db.schema.alterTable('users').addColumn('kind', 'text', (c) => c.notNull().defaultTo('user')).execute()
+      await db.schema.createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('roles', 'text', (c) => c.notNull())
+        .addColumn('secret_hash', 'text', (c) => c.notNull())
+        .addColumn('hash_key_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute()
+      await db.schema.createIndex('api_keys_user_id').on('api_keys').column('user_id').execute()
+    }
+  }
 }
 
 /**

@@ -12,6 +12,8 @@ export interface UsersTable {
   /** bumped whenever the password changes or a grant is taken away (src/db/users.ts) */
   credentials_version: number
   email_verified: Generated<number>
+  /** `user`, or `service` for a service account (no password, no sign-in: docs/api-keys.md) */
+  kind: Generated<string>
   created_at: string
   updated_at: string
 }
@@ -171,10 +173,27 @@ export interface WebauthnChallengesTable {
   spent_at: string | null
 }
 
+/** An API key: only its id and a keyed hash of the whole key are kept (src/api-keys/). */
+export interface ApiKeysTable {
+  id: string
+  user_id: string
+  name: string
+  roles: string
+  /** HMAC-SHA-256 of the key under the data key `hash_key_id`, base64url */
+  secret_hash: string
+  hash_key_id: string
+  created_at: string
+  expires_at: string
+  /** written at most once a minute per key, never on the request path */
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
 export interface Database {
   passkeys: PasskeysTable
   webauthn_user_handles: WebauthnUserHandlesTable
   webauthn_challenges: WebauthnChallengesTable
+  api_keys: ApiKeysTable
   totp_factors: TotpFactorsTable
   recovery_codes: RecoveryCodesTable
   mfa_challenges: MfaChallengesTable
@@ -193,3 +212,4 @@ export type RevocationRow = Selectable<RevocationsTable>
 export type AuditEventRow = Selectable<AuditEventsTable>
 export type SigningKeyRow = Selectable<SigningKeysTable>
 export type MailOutboxRow = Selectable<MailOutboxTable>
+export type ApiKeyRow = Selectable<ApiKeysTable>

@@ -1,5 +1,6 @@
 import { tracingChannel } from 'node:diagnostics_channel'
 import { Kysely, sql } from 'kysely'
+import { ApiKeyRepository } from './api-keys.js'
 import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
 import { migrateToLatest } from './migrations.js'
@@ -27,6 +28,7 @@ export interface Store {
   readonly totp: TotpRepository
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
+  readonly apiKeys: ApiKeyRepository
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
   ping (): Promise<void>
@@ -47,6 +49,7 @@ class KyselyStore implements Store {
   readonly totp: TotpRepository
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
+  readonly apiKeys: ApiKeyRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
     this.users = new UserRepository(db, kind === 'postgres', usersByIds)
@@ -59,6 +62,7 @@ class KyselyStore implements Store {
     this.totp = new TotpRepository(db)
     this.passkeys = new PasskeyRepository(db, kind === 'postgres')
     this.webauthnChallenges = new WebauthnChallengeRepository(db)
+    this.apiKeys = new ApiKeyRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

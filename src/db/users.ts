@@ -2,6 +2,9 @@ import DataLoader from 'dataloader'
 import { sql, type Kysely } from 'kysely'
 import type { Database, UserRow } from './schema.js'
 
+/** `service`: a service account (docs/api-keys.md#service-accounts): no password, no sign-in */
+export type UserKind = 'user' | 'service'
+
 export interface User {
   id: string
   email: string
@@ -13,11 +16,12 @@ export interface User {
   /** A sign-in stores its session only while the version it checked is still current. */
   credentialsVersion: number
   emailVerified: boolean
+  kind: UserKind
   createdAt: string
   updatedAt: string
 }
 
-export type NewUser = Omit<User, 'createdAt' | 'updatedAt' | 'credentialsVersion' | 'emailVerified'>
+export type NewUser = Omit<User, 'createdAt' | 'updatedAt' | 'credentialsVersion' | 'emailVerified' | 'kind'> & { kind?: UserKind }
 
 /** A user an import writes: the old system's id, creation time and verified address are kept. */
 export type ImportedUser = NewUser & Pick<User, 'createdAt' | 'emailVerified'>
@@ -38,6 +42,7 @@ function toUser (row: UserRow): User {
     isSuperuser: row.is_superuser === 1,
     credentialsVersion: row.credentials_version,
     emailVerified: row.email_verified === 1,
+    kind: row.kind === 'service' ? 'service' : 'user',
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
@@ -79,6 +84,7 @@ export class UserRepository {
         roles: JSON.stringify(user.roles),
         is_superuser: user.isSuperuser ? 1 : 0,
         credentials_version: 0,
+        ...(user.kind === 'service' && { kind: 'service' }),
         created_at: now,
         updated_at: now
       })
@@ -174,16 +180,21 @@ export class UserRepository {
     return Object.fromEntries(rows.map((row) => [row.algorithm, Number(row.total)]))
   }
 
-  async list (limit: number, offset: number): Promise<User[]> {
-    const rows = await this.db.selectFrom('users').selectAll()
+  /** `kind`: only users of that kind (`GET /api/users?kind=service`) */
+  async list (limit: number, offset: number, kind?: UserKind): Promise<User[]> {
+    let query = this.db.selectFrom('users').selectAll()
+    if (kind !== undefined) query = query.where('kind', '=', kind)
+    const rows = await query
       .orderBy('created_at', 'asc').orderBy('id', 'asc')
       .limit(limit).offset(offset)
       .execute()
     return rows.map(toUser)
   }
 
-  async count (): Promise<number> {
-    const row = await this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow()
+  async count (kind?: UserKind): Promise<number> {
+    let query = this.db.selectFrom('users').select((eb) => eb.fn.countAll<number | string>().as('total'))
+    if (kind !== undefined) query = query.where('kind', '=', kind)
+    const row = await query.executeTakeFirstOrThrow()
     return Number(row.total)
   }
 

@@ -4,7 +4,9 @@ import type { SessionResponse } from '../../schemas/sessions.js'
 import type { UserResponse } from '../../schemas/users.js'
 import type { MfaChallenge } from '../../schemas/two-factor.js'
 import { catalogueEntry } from '../errors.js'
-import type { User } from '../db/users.js'
+import type { User, UserKind } from '../db/users.js'
+import type { ApiKey } from '../db/api-keys.js'
+import type { ApiKeyResponse } from '../../schemas/api-keys.js'
 import type { KeyEntry } from '../keys/key-service.js'
 import type { SessionView, TokenPair } from '../sessions/session-service.js'
 import type { SecondFactorChallenge } from '../two-factor/two-factor-service.js'
@@ -14,7 +16,11 @@ import type { SecondFactorChallenge } from '../two-factor/two-factor-service.js'
  * place: the routes answer with them and the command line's --json prints the same ones.
  */
 
-export function userRepresentation (user: User): UserResponse {
+/**
+ * `kind` reaches a client only while ENABLE_API_KEYS is on: the `User` schema that serializes the
+ * answers names it only then (plugins/openapi.ts), and the command line leaves it out when off.
+ */
+export function userRepresentation (user: User): UserResponse & { kind: UserKind } {
   return {
     id: user.id,
     email: user.email,
@@ -24,8 +30,14 @@ export function userRepresentation (user: User): UserResponse {
     updated_at: user.updatedAt,
     roles: user.roles,
     is_superuser: user.isSuperuser,
-    email_verified: user.emailVerified
+    email_verified: user.emailVerified,
+    kind: user.kind
   }
+}
+
+/** Never the key: that is shown once, in the answer that creates it. */
+export function apiKeyRepresentation (key: ApiKey): ApiKeyResponse {
+  return { id: key.id, name: key.name, roles: key.roles, created_at: key.createdAt, expires_at: key.expiresAt, last_used_at: key.lastUsedAt }
 }
 
 /** Never a token; `current` marks the caller's own session (always false when listed for someone else). */

@@ -88,7 +88,8 @@ export class RecoveryService {
     this.track(async () => {
       const normalized = normalizeEmail(email)
       const user = await this.store.users.findByEmail(normalized)
-      if (user === undefined) return this.audit({ event: 'password_reset_requested', outcome: 'failure', email: normalized, detail: 'unknown address' }, context)
+      // a service account has no password to reset and no mailbox: answered as an unknown address
+      if (user === undefined || user.kind === 'service') return this.audit({ event: 'password_reset_requested', outcome: 'failure', email: normalized, detail: 'unknown address' }, context)
       const slot = await this.counters.reserve(`reset-mail:${normalized}`, 1, RESET_MAIL_WINDOW_MS)
       if (!slot.allowed) return this.audit({ event: 'password_reset_requested', outcome: 'failure', userId: user.id, detail: 'one mail per minute' }, context)
       const token = newResetToken()
@@ -172,7 +173,7 @@ export class RecoveryService {
     this.track(async () => {
       const normalized = normalizeEmail(email)
       const user = await this.store.users.findByEmail(normalized)
-      if (user === undefined) return this.audit({ event: 'email_code_requested', outcome: 'failure', email: normalized, detail: `${purpose}: unknown address` }, context)
+      if (user === undefined || user.kind === 'service') return this.audit({ event: 'email_code_requested', outcome: 'failure', email: normalized, detail: `${purpose}: unknown address` }, context)
       const allowance = await this.mailAllowed(normalized, otp.accountMails, context)
       if (allowance === false) return this.audit({ event: 'email_code_requested', outcome: 'failure', userId: user.id, detail: `${purpose}: account mail bound` }, context)
       const code = newEmailCode()

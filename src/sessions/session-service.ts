@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { CLI_CONTEXT, type AuditSink, type RequestContext } from '../events.js'
+import type { ApiKeyTarget } from '../db/api-keys.js'
 import type { RevocationTarget, Session } from '../db/sessions.js'
 import type { Store } from '../db/store.js'
 import type { User } from '../db/users.js'
@@ -93,6 +94,8 @@ export class SessionService {
    * and the sign-in fails as with wrong credentials: the change's revocation is already over.
    */
   async start (user: User, context?: RequestContext, method: SignInMethod = 'pwd', secondFactor: boolean | SecondFactor = false): Promise<TokenPair> {
+    // a service account never signs in, whichever path got here (docs/api-keys.md#service-accounts)
+    if (user.kind === 'service') throw new InvalidCredentials()
     const nowMs = Date.now()
     const now = Math.floor(nowMs / 1000)
     const sessionId = randomUUID()
@@ -204,6 +207,19 @@ export class SessionService {
       this.options.audit({ event: 'sessions_revoked', actorId, userId: target.userId, detail: `${reason}: ${revoked.length}` }, context)
     } else if (first !== undefined && target.userId !== undefined) {
       this.options.audit({ event: 'session_revoked', actorId, userId: first.userId, sessionId: first.sessionId, detail: reason }, context)
+    }
+    return revoked.length
+  }
+
+  /**
+   * API keys end as sessions do: in the same revocation index and broadcast, the key id as the
+   * session id (docs/api-keys.md#how-a-key-ends). Password changes and logouts never come here.
+   */
+  async revokeKeys (target: ApiKeyTarget, { reason, actorId }: RevocationCause, context: RequestContext, store: Store = this.store): Promise<number> {
+    const revoked = await store.apiKeys.revoke(target, reason, iso(Date.now()), REVOCATION_MARGIN_MS)
+    for (const { keyId, userId, revocationExpiresAt } of revoked) {
+      this.options.index.add(keyId, Date.parse(revocationExpiresAt))
+      this.options.audit({ event: 'api_key_revoked', actorId, userId, detail: `${reason}: key ${keyId}` }, context)
     }
     return revoked.length
   }

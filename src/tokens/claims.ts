@@ -19,6 +19,10 @@ export interface Claims {
   amr: string[]
   /** when the user signed in, seconds since the epoch: a refresh keeps it */
   auth_time: number
+  /** set on an API key's claims only (docs/api-keys.md#using-a-key): never in a signed token */
+  kind?: 'api_key'
+  /** the API key's id (also its `session_id`) */
+  key_id?: string
 }
 
 /** How strongly a session's sign-in authenticated the user; every token of the session carries it. */

@@ -122,7 +122,8 @@ async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
     PUBLIC_URL: 'http://auth.gh.localhost',
     ENABLE_PASSWORD_RESET: true,
     ENABLE_EMAIL_OTP: true,
-    ENABLE_PASSKEYS: true
+    ENABLE_PASSKEYS: true,
+    ENABLE_API_KEYS: true
   })
   const settings = new Set([...Object.keys(ConfigSchema.properties), ...Object.keys(NOT_SETTINGS), ...harnessVariables()])
   return {

@@ -1,10 +1,9 @@
-import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { CSRF_REJECTED, MISSING_ADMIN } from '../patterns.js'
 import { build, claimsOf, createUser, login, tempDir } from '../helper.js'
-import { fencedBlock, freePort, nginxParts, replaced, send, startCaddy, startNginx, type Answer } from './support.js'
+import { caddySites, fencedBlock, freePort, nginxHttp, nginxParts, replaced, send, startCaddy, startNginx, startUpstream, type Answer } from './support.js'
 
 /*
  * Forward authentication through the real Debian nginx and Caddy, each run as a child process of
@@ -14,40 +13,6 @@ import { fencedBlock, freePort, nginxParts, replaced, send, startCaddy, startNgi
  */
 
 const FOREIGN = 'http://evil.example.net'
-
-/** The application: answers 200 with the method and the headers it received, as JSON. */
-async function startUpstream (t: Test): Promise<number> {
-  const server: Server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/json')
-      res.end(JSON.stringify({ method: req.method, headers: req.headers }))
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise((resolve) => server.close(resolve)))
-  return (server.address() as AddressInfo).port
-}
-
-interface Ports { gatehouse: number, upstream: number }
-
-/** The document's upstream once, its servers once per variant, each on its own port. */
-function nginxHttp (ports: Ports, upstream: string, servers: { port: number, block: string }[]): string {
-  const blocks = servers.map(({ port, block }) => {
-    const text = replaced(block, 'listen 80;', `listen 127.0.0.1:${port};`)
-    return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
-  })
-  return `${replaced(upstream, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)}\n${blocks.join('\n')}`
-}
-
-function caddySites (ports: Ports, sites: { port: number, block: string }[]): string {
-  return sites.map(({ port, block }) => {
-    let text = replaced(block, 'app.example.com {', `http://127.0.0.1:${port} {`)
-    text = replaced(text, 'auth.example.com {', `http://auth.gh.localhost:${port} {`)
-    text = replaced(text, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)
-    return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
-  }).join('\n')
-}
 
 interface Setup { app: FastifyInstance, user: Signed, bare: Signed, upstream: number }
 interface Signed { id: string, email: string, token: string, sessionId: string }

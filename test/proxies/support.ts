@@ -103,3 +103,37 @@ export async function send (port: number, method: string, path: string, headers:
     req.end(body)
   })
 }
+
+/** The application: answers 200 with the method and the headers it received, as JSON. */
+export async function startUpstream (t: Test): Promise<number> {
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ method: req.method, headers: req.headers }))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  return (server.address() as AddressInfo).port
+}
+
+export interface Ports { gatehouse: number, upstream: number }
+
+/** The document's upstream once, its servers once per variant, each on its own port. */
+export function nginxHttp (ports: Ports, upstream: string, servers: { port: number, block: string }[]): string {
+  const blocks = servers.map(({ port, block }) => {
+    const text = replaced(block, 'listen 80;', `listen 127.0.0.1:${port};`)
+    return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
+  })
+  return `${replaced(upstream, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)}\n${blocks.join('\n')}`
+}
+
+export function caddySites (ports: Ports, sites: { port: number, block: string }[]): string {
+  return sites.map(({ port, block }) => {
+    let text = replaced(block, 'app.example.com {', `http://127.0.0.1:${port} {`)
+    text = replaced(text, 'auth.example.com {', `http://auth.gh.localhost:${port} {`)
+    text = replaced(text, '127.0.0.1:3000', `127.0.0.1:${ports.gatehouse}`)
+    return replaced(text, '127.0.0.1:8080', `127.0.0.1:${ports.upstream}`)
+  }).join('\n')
+}

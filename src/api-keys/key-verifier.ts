@@ -1,0 +1,210 @@
+import { timingSafeEqual } from 'node:crypto'
+import type { OwnedApiKey } from '../db/api-keys.js'
+import type { Store } from '../db/store.js'
+import { RateLimited, TokenExpired, TokenInvalid, TokenRevoked } from '../errors.js'
+import type { KeyedHash } from '../crypto/keyed-hash.js'
+import type { CounterStore } from '../limits/throttle.js'
+import type { CoreLogger } from '../logging/logger.js'
+import type { RevocationIndex } from '../revocations/revocation-index.js'
+import type { Claims } from '../tokens/claims.js'
+import { keyIdOf } from './format.js'
+
+/** last_used_at is written at most this often per key (and by one instance: the update's condition) */
+export const TOUCH_INTERVAL_MS = 60_000
+
+/** An API key as the hot path holds it: the hash to compare, when it ends, and its claims built once. */
+export interface KeyEntry {
+  id: string
+  hash: Buffer
+  hashKeyId: string
+  expiresAtMs: number
+  revoked: boolean
+  claims: Claims
+  /** ms of the last last_used_at write this instance made (or read) */
+  touchedAt: number
+  /**
+   * The key exactly as it last passed the keyed hash: presented again, it is compared with this in
+   * constant time instead of hashing anew (an HMAC costs some 10 µs in Node, the whole rest of the
+   * check 2). The verified-token cache of access tokens holds what passed in the same way.
+   */
+  verified: string | undefined
+}
+
+const NO_AMR: string[] = []
+
+export interface VerifierOptions {
+  store: Store
+  index: RevocationIndex
+  /** the keyed hash of each data key, by its id */
+  hashers: ReadonlyMap<string, KeyedHash>
+  issuer: string
+  log: Pick<CoreLogger, 'error'>
+  /** API_KEY_RATE_LIMIT over the shared counters; undefined: no limit */
+  limit?: { counters: CounterStore, max: number, windowMs: number, refused: () => void } | undefined
+}
+
+const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000)
+
+/** The claims of an access token (docs/api-keys.md#using-a-key), never signed: they live in memory only. */
+export function keyClaims (key: OwnedApiKey, issuer: string): Claims {
+  return {
+    user_id: key.userId,
+    email: key.ownerEmail,
+    roles: key.roles,
+    session_id: key.id,
+    is_superuser: false,
+    type: 'access',
+    sub: key.userId,
+    iat: seconds(key.createdAt),
+    exp: seconds(key.expiresAt),
+    iss: issuer,
+    jti: key.id,
+    aal: 'aal1',
+    amr: NO_AMR,
+    auth_time: seconds(key.createdAt),
+    kind: 'api_key',
+    key_id: key.id
+  }
+}
+
+/**
+ * One copy of each owner's id and email and of each role list, however many keys share them: a
+ * database read makes fresh strings per row, and ten thousand keys of a few owners would each hold
+ * their own (docs/api-keys.md#speed). Bounded by the owners and role lists of the keys held.
+ */
+export class SharedValues {
+  private readonly owners = new Map<string, { userId: string, email: string }>()
+  private readonly roleLists = new Map<string, string[]>()
+
+  key (key: OwnedApiKey): OwnedApiKey {
+    let owner = this.owners.get(key.userId)
+    if (owner === undefined || owner.email !== key.ownerEmail) {
+      owner = { userId: key.userId, email: key.ownerEmail }
+      this.owners.set(key.userId, owner)
+    }
+    const listed = key.roles.join(',')
+    let roles = this.roleLists.get(listed)
+    if (roles === undefined) {
+      roles = key.roles
+      this.roleLists.set(listed, roles)
+    }
+    return { ...key, userId: owner.userId, ownerEmail: owner.email, roles }
+  }
+}
+
+export function entryOf (key: OwnedApiKey, issuer: string): KeyEntry {
+  return {
+    id: key.id,
+    hash: Buffer.from(key.secretHash, 'base64url'),
+    hashKeyId: key.hashKeyId,
+    expiresAtMs: Date.parse(key.expiresAt),
+    revoked: key.revokedAt !== null,
+    claims: keyClaims(key, issuer),
+    touchedAt: key.lastUsedAt === null ? 0 : Date.parse(key.lastUsedAt),
+    verified: undefined
+  }
+}
+
+/** Constant time for two strings of one length (keyIdOf has checked the presented one's). */
+function sameKey (a: string, b: string): boolean {
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return diff === 0
+}
+
+/**
+ * Checks a presented key: its shape and checksum first (no lookup for a made-up key), then the
+ * entry by id in memory (a miss reads the database once; only live keys are kept, so the map holds
+ * no more than the keys that exist), the keyed hash in constant time, the revocation index, the
+ * expiry. No database write on the request: last_used_at goes out afterwards, once a minute at most.
+ * Synchronous when the key is in memory and no rate limit applies.
+ */
+export class ApiKeyVerifier {
+  private readonly entries = new Map<string, KeyEntry>()
+  private readonly loading = new Map<string, Promise<KeyEntry | undefined>>()
+  private readonly shared = new SharedValues()
+
+  constructor (private readonly options: VerifierOptions) {}
+
+  get size (): number {
+    return this.entries.size
+  }
+
+  verify (token: string): Claims | Promise<Claims> {
+    const id = keyIdOf(token)
+    if (id === undefined) throw new TokenInvalid()
+    const entry = this.entries.get(id)
+    if (entry !== undefined) return this.admit(entry, token)
+    return this.load(id).then((loaded) => {
+      if (loaded === undefined) throw new TokenInvalid()
+      return this.admit(loaded, token)
+    })
+  }
+
+  /** Holds a live key (the memory figure of docs/api-keys.md is measured through it). */
+  remember (key: OwnedApiKey): void {
+    const entry = entryOf(this.shared.key(key), this.options.issuer)
+    if (!entry.revoked && entry.expiresAtMs > Date.now()) this.entries.set(entry.id, entry)
+  }
+
+  forget (id: string): void {
+    this.entries.delete(id)
+  }
+
+  private admit (entry: KeyEntry, token: string): Claims | Promise<Claims> {
+    if (entry.verified === undefined || !sameKey(token, entry.verified)) {
+      const hasher = this.options.hashers.get(entry.hashKeyId)
+      if (hasher === undefined || !timingSafeEqual(hasher.digest(token), entry.hash)) throw new TokenInvalid()
+      entry.verified = token
+    }
+    if (entry.revoked || this.options.index.has(entry.id)) {
+      this.entries.delete(entry.id)
+      throw new TokenRevoked()
+    }
+    const now = Date.now()
+    if (entry.expiresAtMs <= now) {
+      this.entries.delete(entry.id)
+      throw new TokenExpired()
+    }
+    if (now - entry.touchedAt >= TOUCH_INTERVAL_MS) this.touch(entry, now)
+    const limit = this.options.limit
+    return limit === undefined ? entry.claims : this.counted(entry, limit)
+  }
+
+  private async counted (entry: KeyEntry, limit: NonNullable<VerifierOptions['limit']>): Promise<Claims> {
+    const { count, resetAt } = await limit.counters.hit(`api-key:${entry.id}`, limit.windowMs)
+    if (count <= limit.max) return entry.claims
+    limit.refused()
+    throw new RateLimited((resetAt - Date.now()) / 1000)
+  }
+
+  /** Concurrent misses for one id share one read. */
+  private async load (id: string): Promise<KeyEntry | undefined> {
+    let pending = this.loading.get(id)
+    if (pending === undefined) {
+      pending = this.read(id).finally(() => { this.loading.delete(id) })
+      this.loading.set(id, pending)
+    }
+    return await pending
+  }
+
+  private async read (id: string): Promise<KeyEntry | undefined> {
+    const key = await this.options.store.apiKeys.findOwned(id)
+    // a deleted owner's keys are gone with it, their revocations stay: refused as revoked, not unknown
+    if (key === undefined && this.options.index.has(id)) throw new TokenRevoked()
+    if (key === undefined) return undefined
+    const entry = entryOf(this.shared.key(key), this.options.issuer)
+    // a revoked or expired key is answered, not kept
+    if (!entry.revoked && entry.expiresAtMs > Date.now()) this.entries.set(id, entry)
+    return entry
+  }
+
+  private touch (entry: KeyEntry, now: number): void {
+    entry.touchedAt = now
+    setImmediate(() => {
+      this.options.store.apiKeys.touch(entry.id, new Date(now).toISOString(), new Date(now - TOUCH_INTERVAL_MS).toISOString())
+        .catch((err: unknown) => { this.options.log.error({ err }, 'recording an API key\'s last use failed') })
+    })
+  }
+}
