@@ -34,7 +34,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
       const access = describeAccess(route.config?.access)
       schema.description = schema.description === undefined ? access : `${schema.description}\n\n${access}`
     })
-    const { twoFactor, apiKeys } = fastify.services
+    const { twoFactor, apiKeys, passkeys } = fastify.services
     // /api/auth/* acts on the caller's sign-in session: every route of it goes in this scope, whose
     // hook refuses an API key (403 session_required)
     await api.register(async function ownAccount (own) {
@@ -49,6 +49,8 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
       await own.register(apiAuthRoutes)
       await own.register(ownSessionRoutes, { prefix: '/sessions' })
       if (apiKeys !== undefined) await own.register(ownApiKeyRoutes, { prefix: '/api-keys', apiKeys })
+      // only with ENABLE_PASSKEYS: off, the paths are unknown routes (404)
+      if (passkeys !== undefined) await own.register(ownPasskeyRoutes, { prefix: '/passkeys', passkeys })
     }, { prefix: '/auth' })
     await api.register(userRoutes, { prefix: '/users' })
     await api.register(userSessionRoutes, { prefix: '/users' })
@@ -63,11 +65,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     // only with ENABLE_TOTP: off, the path is an unknown route (404)
     if (twoFactor !== undefined) await api.register(userTwoFactorRoutes, { prefix: '/users', twoFactor })
     // only with ENABLE_PASSKEYS, likewise
-    const { passkeys } = fastify.services
-    if (passkeys !== undefined) {
-      await api.register(ownPasskeyRoutes, { prefix: '/auth/passkeys', passkeys })
-      await api.register(userPasskeyRoutes, { prefix: '/users', passkeys })
-    }
+    if (passkeys !== undefined) await api.register(userPasskeyRoutes, { prefix: '/users', passkeys })
   })
 }
 

@@ -103,14 +103,17 @@ t.test('a key passes as an access token on /api/* with the key\'s claims, and on
 })
 
 t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) => {
-  const app = await build(t, ON)
+  const app = await build(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost' })
   const user = await createUser(app)
   const { key } = await keyOf(app, user)
   const calls = [
     { method: 'GET' as const, url: '/api/auth/sessions' },
     { method: 'GET' as const, url: '/api/auth/api-keys' },
     { method: 'POST' as const, url: '/api/auth/api-keys', payload: { name: 'child' } },
-    { method: 'POST' as const, url: '/api/auth/change-password', payload: { current_password: user.password, new_password: 'Another-Pass-1' } }
+    { method: 'POST' as const, url: '/api/auth/change-password', payload: { current_password: user.password, new_password: 'Another-Pass-1' } },
+    { method: 'GET' as const, url: '/api/auth/passkeys' },
+    { method: 'PATCH' as const, url: '/api/auth/passkeys/bm90LWEtcGFzc2tleQ', payload: { name: 'renamed' } },
+    { method: 'DELETE' as const, url: '/api/auth/passkeys/bm90LWEtcGFzc2tleQ' }
   ]
   for (const call of calls) {
     const res = await app.inject({ ...call, headers: authHeader(key) })

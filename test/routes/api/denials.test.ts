@@ -133,9 +133,9 @@ t.test('each denial is an access_denied audit event naming the reason and the ro
   const app = await build(t, { METRICS_ENABLED: true, METRICS_TOKEN })
   const who = await actors(app)
   const before = await deniedSamples(app)
-  t.strictSame(before, { missing_role: 0, not_owner: 0, superuser_required: 0, csrf_rejected: 0, registration_disabled: 0, mfa_required: 0 }, 'every series exists from the start')
+  t.strictSame(before, { missing_role: 0, not_owner: 0, superuser_required: 0, session_required: 0, csrf_rejected: 0, registration_disabled: 0, mfa_required: 0, reauth_required: 0 }, 'every series exists from the start')
   for (const c of CASES) await c.request(app, who)
-  t.strictSame(await deniedSamples(app), { missing_role: 2, not_owner: 1, superuser_required: 3, csrf_rejected: 1, registration_disabled: 1, mfa_required: 0 })
+  t.strictSame(await deniedSamples(app), { missing_role: 2, not_owner: 1, superuser_required: 3, session_required: 0, csrf_rejected: 1, registration_disabled: 1, mfa_required: 0, reauth_required: 0 })
 
   const { entries } = await app.auditTrail.page({ event: 'access_denied' }, 1, 100)
   const details = entries.map((e) => e.detail).reverse()
@@ -159,5 +159,5 @@ t.test('the OpenAPI description of a guarded route states its declared access', 
   t.match(document.paths['/api/users/{id}'].get.description, /^Access: the user named by `id` themself, the role `admin` or a superuser \(403 `not_owner` otherwise\)\.$/)
   t.match(document.paths['/api/auth/change-password'].post.description, /^Access: any signed-in user\.$/)
   const reasons = document.components.schemas.ErrorResponse.properties.reason
-  t.strictSame(reasons.enum, ['missing_role', 'not_owner', 'superuser_required', 'csrf_rejected', 'registration_disabled', 'mfa_required'])
+  t.strictSame(reasons.enum, ['missing_role', 'not_owner', 'superuser_required', 'session_required', 'csrf_rejected', 'registration_disabled', 'mfa_required', 'reauth_required'])
 })
