@@ -66,7 +66,7 @@ t.test('create, list, rotate-secret and delete, in text and --json; the app sees
   t.equal(rotated.code, 0, rotated.stderr)
   const fresh = (JSON.parse(rotated.stdout) as { client_secret: string }).client_secret
   t.not(fresh, secret)
-  await t.rejects(oidc.clients.authenticate({ authorization: basic('grafana', secret ?? ''), body: {} }, { ip: '127.0.0.1' }), { error: 'invalid_client' }, 'the old secret is refused at once')
+  await t.rejects(oidc.clients.authenticate({ authorization: basic('grafana', secret ?? ''), body: {} }, { ip: '127.0.0.1' }), { name: 'Error', message: 'Client authentication failed' }, 'the old secret is refused at once')
   t.equal((await oidc.clients.authenticate({ authorization: basic('grafana', fresh), body: {} }, { ip: '127.0.0.1' })).clientId, 'grafana')
 
   const deleted = await cli(['oidc-client', 'delete', 'grafana'], env)
