@@ -56,9 +56,12 @@ export class ClientAdmin {
   }
 
   async get (clientId: string): Promise<ClientView> {
-    const found = (await this.options.clients.list()).find((client) => client.clientId === clientId)
-    if (found === undefined) throw new NotFound('Client not found')
-    return found
+    const { clients, store } = this.options
+    const fixed = clients.isFileClient(clientId) ? await clients.find(clientId) : undefined
+    if (fixed !== undefined) return { ...fixed, createdAt: null, updatedAt: null }
+    const stored = await store.oauthClients.find(clientId)
+    if (stored === undefined) throw new NotFound('Client not found')
+    return viewOf(stored)
   }
 
   async update (clientId: string, change: UpdateClientRequest, changer: Changer): Promise<ClientView> {
