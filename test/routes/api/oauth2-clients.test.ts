@@ -245,3 +245,16 @@ t.test('off by default: every route of the provider is 404, the rest unchanged',
   const on = await build(t, OIDC)
   t.equal((await on.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).statusCode, 200, 'control: on, the document exists')
 })
+
+t.test('odd client ids in the path are 404 or 422, never a 500', async (t) => {
+  const env = await oidcApp(t)
+  const cases: Array<[string, number]> = [
+    ['%00', 404], ['..%2F..%2Fetc', 404], ['%C3%A9t%C3%A9', 404], ["x'%20or%201=1--", 404], [`${'a'.repeat(65)}`, 422], ['a%20b', 404]
+  ]
+  for (const [id, status] of cases) {
+    for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+      const res = await env.app.inject({ method, url: `/api/oauth2/clients/${id}`, headers: env.admin, ...(method === 'PATCH' && { payload: { name: 'x' } }) })
+      t.equal(res.statusCode, status, `${method} ${id}`)
+    }
+  }
+})
