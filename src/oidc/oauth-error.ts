@@ -24,6 +24,11 @@ export class OAuthError extends Error {
     this.basic = options.basic ?? false
   }
 
+  /** RFC 6749 §5.2: a 401 to a client that used HTTP Basic names the scheme it must use. */
+  headers (): Record<string, string> {
+    return this.status === 401 && this.basic ? { 'www-authenticate': 'Basic realm="gatehouse", charset="UTF-8"' } : {}
+  }
+
   /** The body RFC 6749 §5.2 defines. */
   body (): { error: OAuthErrorCode, error_description: string } {
     return { error: this.error, error_description: this.description }
