@@ -5,6 +5,7 @@ import { RateLimited } from '../../../src/errors.js'
 import { OAuthError } from '../../../src/oidc/oauth-error.js'
 import type { OidcServices } from '../../../src/oidc/provider.js'
 import { createUser, tempDir } from '../../helper.js'
+import { TEST_REDIS_URL, uniquePrefix } from '../../redis/helper.js'
 import { createClient, OIDC, oidcApp, type OidcApp } from '../../routes/api/oidc-support.js'
 
 /* Client authentication (src/oidc/client-auth.ts) on the real store, secrets and counters. */
@@ -121,4 +122,21 @@ t.test('an OIDC provider off has no services.oidc', async (t) => {
   const env = await oidcApp(t, { ENABLE_OIDC_PROVIDER: false })
   t.equal(env.app.services.oidc, undefined)
   t.ok(OIDC.ENABLE_OIDC_PROVIDER)
+})
+
+t.test('two instances on one database and one Redis: failures count together, a disabled client is refused by the other within a second', async (t) => {
+  const shared = { DATA_DIR: tempDir(t), REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: uniquePrefix(t), LOGIN_RATE_LIMIT: '4/m' }
+  const a = await oidcApp(t, shared)
+  const b = await oidcApp(t, shared)
+  const secret = (await createClient(a, { client_id: 'web-app', name: 'Web', type: 'confidential', redirect_uris: ['https://web.example/cb'] })).json().client_secret as string
+  const [oidcA, oidcB] = [a.app.services.oidc as OidcServices, b.app.services.oidc as OidcServices]
+  t.equal((await oidcB.clients.authenticate({ authorization: basic('web-app', secret), body: {} }, CONTEXT)).clientId, 'web-app', 'B reads A\'s client')
+  for (const oidc of [oidcA, oidcB, oidcA, oidcB]) invalidClient(t, await refusal(oidc, { authorization: basic('web-app', 'wrong'), body: {} }), true, 'a failure')
+  t.type(await refusal(oidcB, { authorization: basic('web-app', secret), body: {} }), RateLimited, 'four failures on two instances: the fifth attempt is 429')
+
+  const other = { ip: '198.51.100.9' }
+  t.equal((await oidcB.clients.authenticate({ authorization: basic('web-app', secret), body: {} }, other)).clientId, 'web-app', 'B has the client cached')
+  t.equal((await a.app.inject({ method: 'PATCH', url: '/api/oauth2/clients/web-app', headers: a.admin, payload: { disabled: true } })).statusCode, 200)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  invalidClient(t, await refusal(oidcB, { authorization: basic('web-app', secret), body: {} }, other), true, 'disabled on A, refused by B within a second')
 })
