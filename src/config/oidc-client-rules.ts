@@ -1,4 +1,4 @@
-import type { CreateClientRequest, UpdateClientRequest } from '../../schemas/oidc-clients.js'
+import { CLIENT_ID_PATTERN, type CreateClientRequest, type UpdateClientRequest } from '../../schemas/oidc-clients.js'
 
 /*
  * The rules of an OpenID Connect client the schema cannot say, and its defaults (SPEC §15,
@@ -37,6 +37,13 @@ export type ClientFields = Omit<OidcClient, 'readOnly'>
 export type RuleFailures = Record<string, string[]>
 
 export const DEFAULT_SCOPES = ['openid', 'profile', 'email']
+
+const CLIENT_ID = new RegExp(CLIENT_ID_PATTERN)
+
+/** Whether a value can be a client's id at all: one that cannot is unknown without a lookup (PostgreSQL refuses a NUL in text). */
+export function isClientId (value: string): boolean {
+  return CLIENT_ID.test(value)
+}
 
 /** RFC 8252 §7.3: loopback literals; `localhost` by SPEC §15 too. */
 function isLoopback (hostname: string): boolean {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { CreateClientRequest, UpdateClientRequest } from '../../schemas/oidc-clients.js'
-import { changedFields, clientFields, clientRuleFailures, type ClientFields } from '../config/oidc-client-rules.js'
+import { changedFields, clientFields, clientRuleFailures, isClientId, type ClientFields } from '../config/oidc-client-rules.js'
 import type { StoredClient } from '../db/oauth-clients.js'
 import type { Store } from '../db/store.js'
 import { ClientReadOnly, NotFound, ValidationFailed } from '../errors.js'
@@ -59,7 +59,7 @@ export class ClientAdmin {
     const { clients, store } = this.options
     const fixed = clients.isFileClient(clientId) ? await clients.find(clientId) : undefined
     if (fixed !== undefined) return { ...fixed, createdAt: null, updatedAt: null }
-    const stored = await store.oauthClients.find(clientId)
+    const stored = isClientId(clientId) ? await store.oauthClients.find(clientId) : undefined
     if (stored === undefined) throw new NotFound('Client not found')
     return viewOf(stored)
   }
@@ -103,7 +103,7 @@ export class ClientAdmin {
 
   private async stored (clientId: string): Promise<StoredClient> {
     if (this.options.clients.isFileClient(clientId)) throw new ClientReadOnly()
-    const stored = await this.options.store.oauthClients.find(clientId)
+    const stored = isClientId(clientId) ? await this.options.store.oauthClients.find(clientId) : undefined
     if (stored === undefined) throw new NotFound('Client not found')
     return stored
   }

@@ -1,4 +1,4 @@
-import type { ClientFields, OidcClient } from '../config/oidc-client-rules.js'
+import { isClientId, type ClientFields, type OidcClient } from '../config/oidc-client-rules.js'
 import type { FileClientEntry } from '../config/oidc.js'
 import type { Store } from '../db/store.js'
 import type { StoredClient } from '../db/oauth-clients.js'
@@ -73,6 +73,7 @@ export class OidcClients {
   async find (clientId: string): Promise<OidcClient | undefined> {
     const fixed = this.file.get(clientId)
     if (fixed !== undefined) return fixed.client
+    if (!isClientId(clientId)) return undefined
     const now = Date.now()
     const cached = this.cache.get(clientId)
     if (cached !== undefined && cached.until > now) return cached.client
@@ -93,6 +94,7 @@ export class OidcClients {
   async secretOf (clientId: string): Promise<SecretHash | undefined> {
     const fixed = this.file.get(clientId)
     if (fixed !== undefined) return fixed.secret
+    if (!isClientId(clientId)) return undefined
     const stored = await this.options.store.oauthClients.find(clientId)
     return stored?.secretHash == null || stored.secretKeyId === null ? undefined : { hash: stored.secretHash, keyId: stored.secretKeyId }
   }

@@ -1,7 +1,7 @@
 import { NotFound } from '../errors.js'
 import type { AuditSink, RequestContext } from '../events.js'
 import type { Store } from '../db/store.js'
-import type { OidcClient } from '../config/oidc-client-rules.js'
+import { isClientId, type OidcClient } from '../config/oidc-client-rules.js'
 
 export interface GrantView { client_id: string, client_name: string, scopes: string[], granted_at: string }
 
@@ -59,6 +59,7 @@ export class OidcGrants {
    * 404 when the client is unknown and the user holds no grant of it.
    */
   async revoke (userId: string, clientId: string, context: RequestContext): Promise<void> {
+    if (!isClientId(clientId)) throw new NotFound('Grant not found')
     const removed = await this.options.store.oauthGrants.remove(userId, clientId)
     if (!removed && await this.options.clients.find(clientId) === undefined) throw new NotFound('Grant not found')
     for (const listener of this.listeners) await listener(userId, clientId, context)

@@ -75,6 +75,9 @@ t.test('DELETE ends the consent and, through the hook, the child sessions; anoth
   t.equal(unknown.statusCode, 404)
   t.strictSame(unknown.json(), { error: 'Not Found', code: 'not_found', message: 'Grant not found' })
   t.equal(revoked.length, 2, 'no hook for an unknown client')
+  for (const odd of ['%00', 'a%00b', '%C3%A9t%C3%A9']) {
+    t.equal((await env.app.inject({ method: 'DELETE', url: `/api/auth/grants/${odd}`, headers })).statusCode, 404, `${odd}: unknown, never a 500`)
+  }
   const bad = await env.app.inject({ method: 'DELETE', url: `/api/auth/grants/${'x'.repeat(65)}`, headers })
   t.equal(bad.statusCode, 422)
 })

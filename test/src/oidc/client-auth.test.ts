@@ -67,6 +67,8 @@ t.test('each client authenticates by its own method; every other way is 401 inva
   invalidClient(t, await refusal(oidc, { authorization: 'Basic !!!notbase64', body: {} }), true, 'a Basic header that does not decode')
   invalidClient(t, await refusal(oidc, { authorization: `Basic ${Buffer.from('no-colon').toString('base64')}`, body: {} }), true, 'no colon')
   invalidClient(t, await refusal(oidc, { authorization: `Basic ${Buffer.from('web-app:%zz').toString('base64')}`, body: {} }), true, 'a bad escape')
+  invalidClient(t, await refusal(oidc, { authorization: basic('web\u0000app', web), body: {} }), true, 'a NUL in the id (PostgreSQL refuses it in text: never looked up)')
+  invalidClient(t, await refusal(oidc, { body: { client_id: '\u0000' } }), false, 'a NUL as the form\'s client_id')
 })
 
 t.test('two methods at once, a second client_id or a repeated parameter is 400 invalid_request', async (t) => {
