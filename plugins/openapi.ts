@@ -8,6 +8,7 @@ import { TokenResponse } from '../schemas/auth.js'
 import { Message } from '../schemas/common.js'
 import { Jwk, JwkSet, SigningKey, SigningKeyList } from '../schemas/keys.js'
 import { ErrorResponse } from '../schemas/errors.js'
+import { ClientList, ClientSecret, CreatedClient, GrantList, OidcClient, OidcGrant } from '../schemas/oidc-clients.js'
 import { EmailVerifiedResponse } from '../schemas/recovery.js'
 import { CeremonyOptions, Passkey, PasskeyList } from '../schemas/passkeys.js'
 import { RevokedSessions, SessionListResponse, SessionResponse } from '../schemas/sessions.js'
@@ -29,9 +30,12 @@ declare module 'fastify' {
 export const BEARER_DESCRIPTION = 'The access token in `Authorization: Bearer`. Its claims include `aal` (`aal1`, or `aal2` after a second factor), ' +
   '`amr` (RFC 8176: `["pwd"]`, `["email"]`, `["pwd","otp","mfa"]`, a passkey `["pop"]` or `["pop","mfa"]`) and `auth_time` (the sign-in, seconds since the epoch), kept by a refresh'
 
-/** Named only while ENABLE_TOTP is on, as the routes that use them */
+/** Named only while ENABLE_API_KEYS is on, as the routes that use them */
 const API_KEY_SCHEMAS = [ApiKeyResponse, CreatedApiKey, ApiKeyList]
+/** Named only while ENABLE_TOTP is on, as the routes that use them */
 const TOTP_SCHEMAS = [TotpEnrolment, TotpActivated, RecoveryCodesResponse, MfaChallenge]
+/** Named only while ENABLE_OIDC_PROVIDER is on, as the routes that use them */
+const OIDC_SCHEMAS = [OidcClient, CreatedClient, ClientList, ClientSecret, OidcGrant, GrantList]
 const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListResponse, TokenResponse, AuditEventResponse, AuditListResponse, Message, SessionResponse, SessionListResponse, RevokedSessions, Jwk, JwkSet, SigningKey, SigningKeyList, ImportUser, ImportResult]
 
 /**
@@ -53,6 +57,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   if (config.totp !== undefined) for (const schema of TOTP_SCHEMAS) fastify.addSchema(schema)
   // a passkey sign-in can answer the TOTP challenge too
   if (config.passkeys !== undefined) for (const schema of [CeremonyOptions, Passkey, PasskeyList, ...(config.totp === undefined ? [MfaChallenge] : [])]) fastify.addSchema(schema)
+  if (config.oidc !== undefined) for (const schema of OIDC_SCHEMAS) fastify.addSchema(schema)
   const bodyless = new Set<string>()
   fastify.addHook('onRoute', (route) => {
     if (route.config?.readsNoBody !== true) return
@@ -81,6 +86,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         ...(config.totp !== undefined ? [{ name: 'two-factor', description: 'TOTP two-factor sign-in: enrolment, recovery codes, turning it off (switched on)' }] : []),
         ...(config.passkeys !== undefined ? [{ name: 'passkeys', description: 'Passkeys (WebAuthn): adding, signing in, as the second factor, listing, removing (switched on)' }] : []),
         ...(keys ? [{ name: 'api-keys', description: 'API keys and service accounts: credentials for scripts and services (switched on)' }] : []),
+        ...(config.oidc !== undefined ? [{ name: 'oidc', description: 'The OpenID Connect provider: its clients (superusers) and the apps a user authorized (switched on)' }] : []),
         { name: 'reserved', description: 'Paths reserved for features to come: 501' },
         { name: 'docs', description: 'This document and its reference page' }
       ],

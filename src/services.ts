@@ -29,6 +29,7 @@ import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
 import { ImportService } from './imports/import-service.js'
 import { createApiKeys, type ApiKeys } from './api-keys/index.js'
+import { createOidc, type OidcServices } from './oidc/provider.js'
 
 export type ServiceLogger = CoreLogger
 
@@ -70,6 +71,8 @@ export interface Services {
   passkeys: PasskeyService | undefined
   /** ENABLE_API_KEYS: API keys and service accounts (docs/api-keys.md); undefined when off */
   apiKeys: ApiKeys | undefined
+  /** ENABLE_OIDC_PROVIDER: the clients, their administration and the users' grants; undefined when off */
+  oidc: OidcServices | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -133,13 +136,14 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
+  const oidc = createOidc({ config, store, counters, audit, clock })
   const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
   const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails, breached: breachedPasswords })
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, apiKeys, imports, breachedPasswords, bootstrapAdmin }
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, apiKeys, oidc, imports, breachedPasswords, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 
-type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'breachedPasswords' | 'bootstrapAdmin'>
+type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'breachedPasswords' | 'oidc' | 'bootstrapAdmin'>
 
 function lifecycle (services: Running, changes: KeyChanges, { config, store, log, redis, clock, role = 'server' }: ServiceOptions): Pick<Services, 'start' | 'close'> {
   const { revocations: index, keys, mail, recovery } = services
@@ -153,6 +157,8 @@ function lifecycle (services: Running, changes: KeyChanges, { config, store, log
   }
   async function start (): Promise<void> {
     try {
+      // a client_id both in OIDC_CLIENTS_FILE and in the database stops the start
+      await services.oidc?.clients.start()
       if (role === 'command') {
         const deferred = deferRevocations({ index, config, feeds: [changes] })
         running.push(async () => { await deferred.close() })

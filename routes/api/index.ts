@@ -4,6 +4,8 @@ import { describeAccess } from '../../src/http/access.js'
 import loginRoute from '../auth/login.js'
 import { ownApiKeyRoutes, serviceAccountRoutes, userApiKeyRoutes } from './api-keys.js'
 import auditRoutes from './audit.js'
+import grantRoutes from './grants.js'
+import oauth2ClientRoutes from './oauth2-clients.js'
 import apiAuthRoutes from './auth.js'
 import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import keyRoutes from './keys.js'
@@ -34,7 +36,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
       const access = describeAccess(route.config?.access)
       schema.description = schema.description === undefined ? access : `${schema.description}\n\n${access}`
     })
-    const { twoFactor, apiKeys, passkeys } = fastify.services
+    const { twoFactor, apiKeys, passkeys, oidc } = fastify.services
     // /api/auth/* acts on the caller's sign-in session: every route of it goes in this scope, whose
     // hook refuses an API key (403 session_required)
     await api.register(async function ownAccount (own) {
@@ -51,6 +53,8 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
       if (apiKeys !== undefined) await own.register(ownApiKeyRoutes, { prefix: '/api-keys', apiKeys })
       // only with ENABLE_PASSKEYS: off, the paths are unknown routes (404)
       if (passkeys !== undefined) await own.register(ownPasskeyRoutes, { prefix: '/passkeys', passkeys })
+      // only with ENABLE_OIDC_PROVIDER, likewise: the apps the user authorized
+      if (oidc !== undefined) await own.register(grantRoutes, { prefix: '/grants', oidc })
     }, { prefix: '/auth' })
     await api.register(userRoutes, { prefix: '/users' })
     await api.register(userSessionRoutes, { prefix: '/users' })
@@ -66,6 +70,8 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     if (twoFactor !== undefined) await api.register(userTwoFactorRoutes, { prefix: '/users', twoFactor })
     // only with ENABLE_PASSKEYS, likewise
     if (passkeys !== undefined) await api.register(userPasskeyRoutes, { prefix: '/users', passkeys })
+    // only with ENABLE_OIDC_PROVIDER: off, these paths are unknown routes (404)
+    if (oidc !== undefined) await api.register(oauth2ClientRoutes, { prefix: '/oauth2/clients', oidc })
   })
 }
 

@@ -8,12 +8,13 @@ import { keysGroup } from './keys.js'
 import { mailGroup } from './mail.js'
 import { migrateGroup } from './migrate.js'
 import { passwordsGroup } from './passwords.js'
+import { oidcClientGroup } from './oidc-client.js'
 import { sessionsGroup } from './sessions.js'
 import { passkeysGroup } from './passkeys.js'
 import { userGroup } from './user.js'
 
 /** Every command group; a new one is a file of its own and a line here. */
-const GROUPS: CommandGroup[] = [migrateGroup, userGroup, sessionsGroup, passkeysGroup, keysGroup, mailGroup, passwordsGroup, serviceAccountGroup, apiKeyGroup]
+const GROUPS: CommandGroup[] = [migrateGroup, userGroup, sessionsGroup, passkeysGroup, keysGroup, mailGroup, passwordsGroup, serviceAccountGroup, apiKeyGroup, oidcClientGroup]
 
 function usageOf (groups: CommandGroup[]): string {
   const lines = groups.flatMap((group) => Object.values(group.commands).map((c) => `  gatehouse ${c.usage}\n      ${c.summary}`))

@@ -9,6 +9,7 @@ import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
 import { passkeySettings, PasskeySettings, type PasskeyConfig } from './passkeys.js'
+import { oidcSettings, OidcSettings, type OidcConfig } from './oidc.js'
 import { observabilityConfig, ObservabilitySettings, type ObservabilityConfig } from './observability.js'
 import { portalSettings, PortalSettings, type PortalConfig } from './portal.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './recovery.js'
@@ -43,12 +44,13 @@ export const ConfigSchema = Type.Object({
   ...PortalSettings,
   ...PasskeySettings,
   ...BreachedPasswordsSettings,
-  ...ApiKeySettings
+  ...ApiKeySettings,
+  ...OidcSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, BreachedPasswordsConfig, ApiKeyConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, BreachedPasswordsConfig, ApiKeyConfig, OidcConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -109,7 +111,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...portal,
     ...passkeys,
     ...breachedPasswordsConfig(raw),
-    ...apiKeySettings(raw)
+    ...apiKeySettings(raw),
+    ...oidcSettings(raw)
   }
 }
 
@@ -118,7 +121,8 @@ function featureNeedingKeys (raw: RawConfig): string | false {
   const needing = [
     ['ENABLE_PORTAL', raw.ENABLE_PORTAL],
     ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS],
-    ['ENABLE_API_KEYS', raw.ENABLE_API_KEYS]
+    ['ENABLE_API_KEYS', raw.ENABLE_API_KEYS],
+    ['ENABLE_OIDC_PROVIDER', raw.ENABLE_OIDC_PROVIDER]
   ] as const
   const first = needing.find(([, on]) => on)
   return first === undefined ? false : `${first[0]}=true`

@@ -1,5 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
 import { passkeysMigration } from './passkeys-migration.js'
+import { oidcClients } from './migrations-oidc.js'
 
 /** Versioned, append-only migrations, in the types SQLite and PostgreSQL share. */
 const migrations: Record<string, Migration> = {
@@ -205,7 +206,8 @@ const migrations: Record<string, Migration> = {
         .execute()
       await db.schema.createIndex('api_keys_user_id').on('api_keys').column('user_id').execute()
     }
-  }
+  },
+  '0016_oidc_clients': oidcClients
 }
 
 /**

@@ -3,6 +3,8 @@ import { Kysely, sql } from 'kysely'
 import { ApiKeyRepository } from './api-keys.js'
 import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
+import { OauthClientRepository } from './oauth-clients.js'
+import { OauthGrantRepository } from './oauth-grants.js'
 import { migrateToLatest } from './migrations.js'
 import { OneTimeSecretRepository } from './one-time-secrets.js'
 import { PasskeyRepository } from './passkeys.js'
@@ -29,6 +31,8 @@ export interface Store {
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
   readonly apiKeys: ApiKeyRepository
+  readonly oauthClients: OauthClientRepository
+  readonly oauthGrants: OauthGrantRepository
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
   ping (): Promise<void>
@@ -50,6 +54,8 @@ class KyselyStore implements Store {
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
   readonly apiKeys: ApiKeyRepository
+  readonly oauthClients: OauthClientRepository
+  readonly oauthGrants: OauthGrantRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
     this.users = new UserRepository(db, kind === 'postgres', usersByIds)
@@ -63,6 +69,8 @@ class KyselyStore implements Store {
     this.passkeys = new PasskeyRepository(db, kind === 'postgres')
     this.webauthnChallenges = new WebauthnChallengeRepository(db)
     this.apiKeys = new ApiKeyRepository(db)
+    this.oauthClients = new OauthClientRepository(db)
+    this.oauthGrants = new OauthGrantRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

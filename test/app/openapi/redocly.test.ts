@@ -66,3 +66,15 @@ t.test('with password reset and email codes on, the document still lints clean',
   const { problems, output } = await lint(file)
   t.same(problems.map(summary), [], output)
 })
+
+t.test('with the OpenID Connect provider on (routes/api/oauth2-clients.ts, routes/api/grants.ts), the document still lints clean', async (t) => {
+  const app = await build(t, { ENABLE_OIDC_PROVIDER: true, ENABLE_PORTAL: true, PUBLIC_URL: 'https://auth.gatehouse.test', JWT_ALG: 'ES256' })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const served = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/openapi.json`)
+  const file = join(tempDir(t), 'openapi.json')
+  const document = await served.json() as { paths: Record<string, unknown> }
+  t.ok(document.paths['/api/auth/grants/{client_id}'], 'the provider\'s routes are in it')
+  writeFileSync(file, JSON.stringify(document))
+  const { problems, output } = await lint(file)
+  t.same(problems.map(summary), [], output)
+})

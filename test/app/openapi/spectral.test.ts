@@ -43,9 +43,21 @@ async function served (t: TestContext, values: Record<string, unknown>): Promise
 }
 
 t.test('GET /openapi.json lints with no error and no warning under Spectral\'s spectral:oas, with every feature on', async (t) => {
-  const { file, document } = await served(t, { ...TOTP_ON, ENABLE_PASSWORD_RESET: true, PASSWORD_RESET_URL: 'https://app.example.com/reset#token={token}', ENABLE_EMAIL_OTP: true, ENABLE_PASSKEYS: true, PUBLIC_URL: 'https://auth.example.com' })
+  const { file, document } = await served(t, {
+    ...TOTP_ON,
+    ENABLE_PASSWORD_RESET: true,
+    PASSWORD_RESET_URL: 'https://app.example.com/reset#token={token}',
+    ENABLE_EMAIL_OTP: true,
+    ENABLE_PASSKEYS: true,
+    // the OpenID Connect provider's clients and grants routes (docs/oidc.md)
+    ENABLE_OIDC_PROVIDER: true,
+    ENABLE_PORTAL: true,
+    PUBLIC_URL: 'http://localhost:3000',
+    JWT_ALG: 'ES256'
+  })
   t.ok((document.paths as Record<string, unknown>)['/auth/verify-2fa'], 'the two-factor routes are in it')
   t.ok((document.paths as Record<string, unknown>)['/auth/passkeys/login/verify'], 'and the passkey routes')
+  t.ok((document.paths as Record<string, unknown>)['/api/oauth2/clients/{client_id}'], 'the provider\'s routes are in it')
   const { problems, output } = await lint(file)
   t.same(problems.map(summary), [], output.slice(0, 2000))
 
