@@ -34,6 +34,9 @@ export interface SessionsTable {
   user_agent: string | null
   /** never written per request */
   last_used_at: string
+  /** an OpenID Connect client's child session: the client, and the portal session it was born of */
+  client_id: string | null
+  parent_session_id: string | null
 }
 
 export interface RevocationsTable {
@@ -135,7 +138,43 @@ export interface MfaChallengesTable {
   spent_at: string | null
 }
 
+export interface OauthInteractionsTable {
+  id_hash: string
+  /** the data encryption key whose derived key made id_hash */
+  key_id: string
+  client_id: string
+  /** the checked authorization request, JSON */
+  request: string
+  /** `login` (waiting for a sign-in newer than created_at) or `consent` (for session_id) */
+  phase: string
+  session_id: string | null
+  created_at: string
+  expires_at: string
+  spent_at: string | null
+}
+
+export interface OauthCodesTable {
+  code_hash: string
+  key_id: string
+  client_id: string
+  user_id: string
+  /** the portal session the code was issued in */
+  session_id: string
+  redirect_uri: string
+  code_challenge: string
+  nonce: string | null
+  /** space-separated */
+  scopes: string
+  created_at: string
+  expires_at: string
+  spent_at: string | null
+  child_session_id: string | null
+  replayed_at: string | null
+}
+
 export interface Database {
+  oauth_interactions: OauthInteractionsTable
+  oauth_codes: OauthCodesTable
   totp_factors: TotpFactorsTable
   recovery_codes: RecoveryCodesTable
   mfa_challenges: MfaChallengesTable
