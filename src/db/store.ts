@@ -4,6 +4,8 @@ import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
 import { OauthCodeRepository } from './oauth-codes.js'
 import { OauthInteractionRepository } from './oauth-interactions.js'
+import { OauthClientRepository } from './oauth-clients.js'
+import { OauthGrantRepository } from './oauth-grants.js'
 import { migrateToLatest } from './migrations.js'
 import { OneTimeSecretRepository } from './one-time-secrets.js'
 import { RevocationRepository } from './revocations.js'
@@ -27,6 +29,8 @@ export interface Store {
   readonly totp: TotpRepository
   readonly oauthInteractions: OauthInteractionRepository
   readonly oauthCodes: OauthCodeRepository
+  readonly oauthClients: OauthClientRepository
+  readonly oauthGrants: OauthGrantRepository
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
   ping (): Promise<void>
@@ -47,6 +51,8 @@ class KyselyStore implements Store {
   readonly totp: TotpRepository
   readonly oauthInteractions: OauthInteractionRepository
   readonly oauthCodes: OauthCodeRepository
+  readonly oauthClients: OauthClientRepository
+  readonly oauthGrants: OauthGrantRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
     this.users = new UserRepository(db, kind === 'postgres', usersByIds)
@@ -59,6 +65,8 @@ class KyselyStore implements Store {
     this.totp = new TotpRepository(db)
     this.oauthInteractions = new OauthInteractionRepository(db)
     this.oauthCodes = new OauthCodeRepository(db)
+    this.oauthClients = new OauthClientRepository(db)
+    this.oauthGrants = new OauthGrantRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {
