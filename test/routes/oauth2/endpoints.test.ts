@@ -116,7 +116,7 @@ t.test('introspect: confidential clients only; any token gatehouse issued, activ
   const own = (await flow.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'ann@example.com', password: 'Correct-Horse-9' } })).json() as Record<string, string>
   t.match((await form(flow, '/oauth2/introspect', { token: own.access_token as string }, 'resource')).json(), { active: true, sub: claims.sub, token_type: 'Bearer' })
   for (const bad of ['garbage', tokens.id_token as string]) t.strictSame((await form(flow, '/oauth2/introspect', { token: bad }, 'resource')).json(), { active: false })
-  const spa = await flow.app.inject({ method: 'POST', url: '/oauth2/introspect', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `token=x&client_id=spa` })
+  const spa = await flow.app.inject({ method: 'POST', url: '/oauth2/introspect', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'token=x&client_id=spa' })
   t.equal(spa.statusCode, 401)
   t.equal(spa.json().error, 'invalid_client')
   await form(flow, '/oauth2/revoke', { token: tokens.access_token as string }, 'web-app')
