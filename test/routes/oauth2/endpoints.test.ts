@@ -2,7 +2,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose'
 import t from 'tap'
 import { addClient, basicOf, codeFor, exchange, flowApp, ISSUER, payloadOf, person, pkce, signedIn, token, type Flow } from './flow-support.js'
 
-/* client_credentials (§17), /oauth2/userinfo, /oauth2/revoke (RFC 7009), /oauth2/introspect (RFC 7662). */
+/* client_credentials (§17, routes/oauth2/token.ts), /oauth2/userinfo (routes/oauth2/userinfo.ts), /oauth2/revoke (RFC 7009), /oauth2/introspect (RFC 7662). */
 
 async function form (flow: Flow, url: string, fields: Record<string, string>, clientId?: string) {
   return await flow.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', ...(clientId !== undefined && { authorization: basicOf(flow, clientId) }) }, payload: new URLSearchParams(fields).toString() })
