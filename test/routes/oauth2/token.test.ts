@@ -170,3 +170,19 @@ t.test("gatehouse's own routes refuse OIDC tokens (401 token_invalid); /auth/ref
   t.equal((await flow.app.inject({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${own.access_token}` } })).statusCode, 200, 'negative control: §3 tokens pass')
   t.strictSame((await token(flow, { grant_type: 'refresh_token', refresh_token: own.refresh_token }, 'web-app')).json(), { error: 'invalid_grant', error_description: 'The refresh token is invalid or expired.' })
 })
+
+t.test('failed client authentications count toward LOGIN_RATE_LIMIT: 429 in the §5.2 body, with Retry-After', async (t) => {
+  const flow = await flowApp(t, { LOGIN_RATE_LIMIT: '3/m' })
+  await addClient(flow, 'web-app')
+  const good = flow.secrets.get('web-app') as string
+  flow.secrets.set('web-app', 'wrong')
+  // the superuser's sign-in of flowApp counted once already
+  t.equal((await token(flow, { grant_type: 'client_credentials' }, 'web-app')).statusCode, 401)
+  t.equal((await token(flow, { grant_type: 'client_credentials' }, 'web-app')).statusCode, 401)
+  flow.secrets.set('web-app', good)
+  const limited = await token(flow, { grant_type: 'client_credentials' }, 'web-app')
+  t.equal(limited.statusCode, 429)
+  t.match(limited.headers['retry-after'], /^\d+$/)
+  t.strictSame(limited.json(), { error: 'invalid_request', error_description: 'Too many failed attempts: try again later.' })
+  t.equal(limited.headers['cache-control'], 'no-store')
+})
