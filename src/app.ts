@@ -15,6 +15,7 @@ import rateLimitPlugin from '../plugins/rate-limit.js'
 import securityPlugin from '../plugins/security.js'
 import serializersPlugin from '../plugins/serializers.js'
 import openapiPlugin from '../plugins/openapi.js'
+import oauth2CorsPlugin from '../plugins/oauth2-cors.js'
 import oauth2FormsPlugin from '../plugins/oauth2-forms.js'
 import portalErrorsPlugin from '../plugins/portal-errors.js'
 import portalSessionPlugin from '../plugins/portal-session.js'
@@ -122,6 +123,7 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
 function oauth2Scope (oidc: OidcServices): (scope: FastifyInstance) => Promise<void> {
   const routes = oauth2Routes(oidc)
   return async function (scope) {
+    await scope.register(oauth2CorsPlugin)
     await scope.register(async (browser) => {
       await browser.register(portalPlugin)
       await browser.register(portalSessionPlugin)

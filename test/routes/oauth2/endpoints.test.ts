@@ -123,3 +123,20 @@ t.test('introspect: confidential clients only; any token gatehouse issued, activ
   t.strictSame((await form(flow, '/oauth2/introspect', { token: tokens.access_token as string }, 'resource')).json(), { active: false })
   t.strictSame((await form(flow, '/oauth2/introspect', { token: tokens.refresh_token as string }, 'resource')).json(), { active: false })
 })
+
+t.test('CORS for the web_origins of public browser clients on token, userinfo, revoke, introspect', async (t) => {
+  const flow = await flowApp(t)
+  await addClient(flow, 'spa', { type: 'public', web_origins: ['https://spa.example'] })
+  const preflight = await flow.app.inject({ method: 'OPTIONS', url: '/oauth2/token', headers: { origin: 'https://spa.example', 'access-control-request-method': 'POST' } })
+  t.equal(preflight.statusCode, 204)
+  t.match(preflight.headers, { 'access-control-allow-origin': 'https://spa.example', 'access-control-allow-methods': 'GET, POST', 'access-control-allow-headers': 'Authorization, Content-Type' })
+  t.equal(preflight.headers['access-control-allow-credentials'], undefined)
+  const call = await flow.app.inject({ method: 'POST', url: '/oauth2/token', headers: { origin: 'https://spa.example', 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=authorization_code&client_id=spa&code=x' })
+  t.equal(call.headers['access-control-allow-origin'], 'https://spa.example')
+  t.equal(call.json().error, 'invalid_grant')
+  // negative control: another origin is not allowed
+  const foreign = await flow.app.inject({ method: 'OPTIONS', url: '/oauth2/userinfo', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } })
+  t.equal(foreign.statusCode, 204)
+  t.equal(foreign.headers['access-control-allow-origin'], undefined)
+  t.equal((await flow.app.inject({ method: 'GET', url: '/oauth2/userinfo', headers: { origin: 'https://evil.example' } })).headers['access-control-allow-origin'], undefined)
+})
