@@ -141,4 +141,9 @@ t.test('an unknown interaction and a consent of another session are 400 pages', 
   t.equal((await bob.post('/portal/consent', { interaction, decision: 'allow' })).statusCode, 400)
   // still good for its own session
   t.equal((await ann.post('/portal/consent', { interaction, decision: 'allow' })).statusCode, 303)
+  // the client's name is escaped on the page
+  await addClient(flow, 'odd-app', { name: '<script>alert(1)</script> & Co' })
+  const odd = await ann.get((await ann.get(authorizeUrl('odd-app', p.challenge))).headers.location as string)
+  t.match(odd.body, '&lt;script&gt;alert(1)&lt;/script&gt; &amp; Co')
+  t.notMatch(odd.body, '<script>alert')
 })
