@@ -91,7 +91,7 @@ t.test('prompt=none without a session: login_required; prompt=login and max_age=
   const browser = await signedIn(flow, user)
   // skip_consent and a session: straight to the client
   t.equal((await browser.get(authorizeUrl('web-app', p.challenge))).statusCode, 302)
-  for (const extra of [{ prompt: 'login' }, { max_age: '0' }]) {
+  for (const extra of [{ prompt: 'login' }, { max_age: '0' }] as Array<Record<string, string>>) {
     await new Promise((resolve) => setTimeout(resolve, 1100))
     const res = await browser.get(authorizeUrl('web-app', p.challenge, extra))
     t.equal(res.statusCode, 303, JSON.stringify(extra))
