@@ -67,6 +67,7 @@ export type AccountQuery = Static<typeof AccountQuery>
 /** The account page's actions: each form has the fields of its JSON route. */
 export const RevokeSessionForm = portalForm({ session: Uuid })
 export const RevokeOthersForm = portalForm({})
+export const RevokeAppForm = portalForm({ client_id: Type.String({ minLength: 1, maxLength: 64 }) })
 export const ChangePasswordForm = portalForm(ChangePasswordRequest.properties)
 export const TotpEnrolForm = portalForm(EnableTotpRequest.properties)
 export const TotpConfirmForm = portalForm({ code: RecoveryCodesRequest.properties.code })
@@ -141,3 +142,14 @@ export const ForbiddenQuery = Type.Object({
   roles: Type.Optional(Type.Unknown())
 })
 export type ForbiddenQuery = Static<typeof ForbiddenQuery>
+
+/** The consent page (docs/oidc.md#the-flow): the pending interaction, and Allow or Deny. */
+export const ConsentQuery = Type.Object({ interaction: Type.String({ maxLength: 64 }) })
+export type ConsentQuery = Static<typeof ConsentQuery>
+
+export const ConsentForm = Type.Object({
+  csrf: Type.String({ maxLength: 64 }),
+  interaction: Type.String({ maxLength: 64 }),
+  decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')])
+}, { additionalProperties: false })
+export type ConsentForm = Static<typeof ConsentForm>

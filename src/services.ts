@@ -136,7 +136,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const oidc = createOidc({ config, store, counters, audit, clock })
+  const oidc = createOidc({ config, store, counters, audit, clock, core: ring && { ring, tokens, sessions, revocations } })
   const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
   const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails, breached: breachedPasswords })
   const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, apiKeys, oidc, imports, breachedPasswords, bootstrapAdmin }

@@ -1,6 +1,7 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
 import { passkeysMigration } from './passkeys-migration.js'
 import { oidcClients } from './migrations-oidc.js'
+import { oidcSessions } from './oidc-migration.js'
 
 /** Versioned, append-only migrations, in the types SQLite and PostgreSQL share. */
 const migrations: Record<string, Migration> = {
@@ -207,7 +208,8 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('api_keys_user_id').on('api_keys').column('user_id').execute()
     }
   },
-  '0016_oidc_clients': oidcClients
+  '0016_oidc_clients': oidcClients,
+  '0017_oidc_sessions': oidcSessions
 }
 
 /**

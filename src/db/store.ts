@@ -3,6 +3,8 @@ import { Kysely, sql } from 'kysely'
 import { ApiKeyRepository } from './api-keys.js'
 import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
+import { OauthCodeRepository } from './oauth-codes.js'
+import { OauthInteractionRepository } from './oauth-interactions.js'
 import { OauthClientRepository } from './oauth-clients.js'
 import { OauthGrantRepository } from './oauth-grants.js'
 import { migrateToLatest } from './migrations.js'
@@ -31,6 +33,8 @@ export interface Store {
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
   readonly apiKeys: ApiKeyRepository
+  readonly oauthInteractions: OauthInteractionRepository
+  readonly oauthCodes: OauthCodeRepository
   readonly oauthClients: OauthClientRepository
   readonly oauthGrants: OauthGrantRepository
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
@@ -54,6 +58,8 @@ class KyselyStore implements Store {
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
   readonly apiKeys: ApiKeyRepository
+  readonly oauthInteractions: OauthInteractionRepository
+  readonly oauthCodes: OauthCodeRepository
   readonly oauthClients: OauthClientRepository
   readonly oauthGrants: OauthGrantRepository
 
@@ -69,6 +75,8 @@ class KyselyStore implements Store {
     this.passkeys = new PasskeyRepository(db, kind === 'postgres')
     this.webauthnChallenges = new WebauthnChallengeRepository(db)
     this.apiKeys = new ApiKeyRepository(db)
+    this.oauthInteractions = new OauthInteractionRepository(db)
+    this.oauthCodes = new OauthCodeRepository(db)
     this.oauthClients = new OauthClientRepository(db)
     this.oauthGrants = new OauthGrantRepository(db)
   }

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
 import type { PageView } from '../../../plugins/portal.js'
 import {
-  ChangePasswordForm, RecoveryCodesForm, RevokeOthersForm, RevokeSessionForm, TotpConfirmForm, TotpDisableForm, TotpEnrolForm
+  ChangePasswordForm, RecoveryCodesForm, RevokeAppForm, RevokeOthersForm, RevokeSessionForm, TotpConfirmForm, TotpDisableForm, TotpEnrolForm
 } from '../../../schemas/portal.js'
 import type { Claims } from '../../../src/tokens/claims.js'
 import { DONE, type AccountState } from './page.js'
@@ -48,7 +48,7 @@ export function accountForms (fastify: FastifyInstance, page: AccountPage) {
  */
 export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = async (fastify, { page }) => {
   const { portalSession } = fastify
-  const { auth, sessions, twoFactor } = fastify.services
+  const { auth, sessions, twoFactor, oidc } = fastify.services
   const { callerOf, action, done } = accountForms(fastify, page)
   const shownOnce = async (request: FastifyRequest, reply: FastifyReply, name: string, recoveryCodes: string[]) =>
     await reply.page(await page(request, { notice: DONE[name], recoveryCodes }))
@@ -72,6 +72,14 @@ export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = 
     await auth.changePassword(callerOf(request), current, next, portalSession.context(request))
     return await done(reply, 'change-password')
   })
+
+  if (oidc !== undefined) {
+    // as DELETE /api/auth/grants/:client_id: the consent and the child sessions of the app end
+    fastify.post('/account/revoke-app', action('revoke-app', RevokeAppForm, false), async (request, reply) => {
+      await oidc.grants.revoke(callerOf(request).user_id, request.body.client_id, portalSession.context(request))
+      return await done(reply, 'revoke-app')
+    })
+  }
 
   if (twoFactor === undefined) return
 

@@ -15,7 +15,8 @@ export const DONE: Readonly<Record<string, string>> = {
   'recovery-codes': 'New recovery codes were made; the old ones no longer work.',
   'passkey-add': 'The passkey was added. You can sign in with it now.',
   'passkey-rename': 'The passkey was renamed.',
-  'passkey-remove': 'The passkey was removed. It no longer signs you in.'
+  'passkey-remove': 'The passkey was removed. It no longer signs you in.',
+  'revoke-app': 'The application may no longer use your account; its sessions were signed out.'
 }
 
 /** Which field a failed action's error belongs beside (a 422 names its own fields). */
@@ -63,7 +64,7 @@ function passkeysSection (fastify: FastifyInstance): (claims: Claims) => Promise
  * what a failed action shows.
  */
 export function accountPage (fastify: FastifyInstance): (request: FastifyRequest, state?: AccountState) => Promise<PageView> {
-  const { users, sessions, twoFactor } = fastify.services
+  const { users, sessions, twoFactor, oidc } = fastify.services
   const passkeys = passkeysSection(fastify)
 
   async function totpState (userId: string): Promise<Record<string, unknown>> {
@@ -89,6 +90,9 @@ export function accountPage (fastify: FastifyInstance): (request: FastifyRequest
       ...await totpState(user.id),
       ...await passkeys(claims),
       failed: state.failed,
+      apps: oidc === undefined
+        ? undefined
+        : (await oidc.grants.list(user.id)).map((g) => ({ clientId: g.client_id, name: g.client_name, scopes: g.scopes.join(' '), granted: when(g.granted_at) })),
       notice: state.notice,
       recoveryCodes: state.recoveryCodes,
       errorFields: state.failed === undefined ? {} : ERROR_FIELDS[state.failed] ?? {},
