@@ -29,7 +29,7 @@ import neostandard from 'neostandard'
  */
 const SRC_ORDER = [
   'crypto', 'portal', 'config', 'logging', 'runtime', 'validation', 'db', 'limits', 'revocations', 'observers',
-  'mail', 'keys', 'tokens', 'sessions', 'two-factor', 'accounts', 'recovery', 'http', 'cli'
+  'mail', 'keys', 'tokens', 'sessions', 'two-factor', 'accounts', 'recovery', 'oidc', 'http', 'cli'
 ]
 const ROOTS = ['app', 'server', 'start', 'cli', 'services']
 const ROOTS_ALLOWED = { cli: ['services'] }

@@ -40,7 +40,13 @@ export const AUDIT_EVENTS = [
   'api_key_revoked',
   'service_account_created',
   'users_imported',
-  'password_rehashed'
+  'password_rehashed',
+  'oidc_client_created',
+  'oidc_client_updated',
+  'oidc_client_deleted',
+  'oidc_client_secret_rotated',
+  'oidc_consent_granted',
+  'oidc_grant_revoked'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

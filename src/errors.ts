@@ -34,6 +34,7 @@ const CATALOGUE = {
   last_credential: { status: 409, message: 'This is the last way to sign in to the account' },
   too_many_api_keys: { status: 409, message: 'The account has as many API keys as it may have' },
   not_service_account: { status: 409, message: 'API keys are created for service accounts only' },
+  client_read_only: { status: 409, message: 'The client is defined in OIDC_CLIENTS_FILE and changes only there' },
   signing_keys_disabled: { status: 409, message: 'Signing keys exist only with an asymmetric JWT_ALG (ES256, EdDSA or RS256)' },
   payload_too_large: { status: 413, message: 'The request body is too large' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json (UTF-8)' },
@@ -116,6 +117,7 @@ export const TooManyPasskeys = catalogued('too_many_passkeys')
 export const LastCredential = catalogued('last_credential')
 export const TooManyApiKeys = catalogued('too_many_api_keys')
 export const NotServiceAccount = catalogued('not_service_account')
+export const ClientReadOnly = catalogued('client_read_only')
 
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
 export const RedirectLoop = catalogued('redirect_loop')

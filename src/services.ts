@@ -25,6 +25,7 @@ import { RecentAuthentication } from './accounts/recent-auth.js'
 import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
+import { createOidc, type OidcServices } from './oidc/provider.js'
 
 export type ServiceLogger = CoreLogger
 
@@ -58,6 +59,8 @@ export interface Services {
   mail: MailSender
   recovery: RecoveryService
   twoFactor: TwoFactorService | undefined
+  /** ENABLE_OIDC_PROVIDER: the clients, their administration and the users' grants; undefined when off */
+  oidc: OidcServices | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -112,11 +115,12 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, bootstrapAdmin }
+  const oidc = createOidc({ config, store, counters, audit, clock })
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, oidc, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 
-type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'bootstrapAdmin'>
+type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'oidc' | 'bootstrapAdmin'>
 
 function lifecycle (services: Running, changes: KeyChanges, { config, store, log, redis, clock, role = 'server' }: ServiceOptions): Pick<Services, 'start' | 'close'> {
   const { revocations: index, keys, mail, recovery } = services
@@ -127,6 +131,8 @@ function lifecycle (services: Running, changes: KeyChanges, { config, store, log
   }
   async function start (): Promise<void> {
     try {
+      // a client_id both in OIDC_CLIENTS_FILE and in the database stops the start
+      await services.oidc?.clients.start()
       if (role === 'command') {
         const deferred = deferRevocations({ index, config, feeds: [changes] })
         running.push(async () => { await deferred.close() })

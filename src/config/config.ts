@@ -7,6 +7,7 @@ import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
 import { passkeySettings, PasskeySettings, type PasskeyConfig } from './passkeys.js'
+import { oidcSettings, OidcSettings, type OidcConfig } from './oidc.js'
 import { observabilityConfig, ObservabilitySettings, type ObservabilityConfig } from './observability.js'
 import { portalSettings, PortalSettings, type PortalConfig } from './portal.js'
 import { RecoveryConfigSchema, recoverySettings, type RecoveryConfig } from './recovery.js'
@@ -39,12 +40,13 @@ export const ConfigSchema = Type.Object({
   ...AuthzSettings,
   ...TotpConfigSchema,
   ...PortalSettings,
-  ...PasskeySettings
+  ...PasskeySettings,
+  ...OidcSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, OidcConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -103,7 +105,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...authzConfig(raw),
     ...sessionsConfig(raw),
     ...portal,
-    ...passkeys
+    ...passkeys,
+    ...oidcSettings(raw)
   }
 }
 
@@ -111,7 +114,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
 function featureNeedingKeys (raw: RawConfig): string | false {
   const needing = [
     ['ENABLE_PORTAL', raw.ENABLE_PORTAL],
-    ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS]
+    ['ENABLE_PASSKEYS', raw.ENABLE_PASSKEYS],
+    ['ENABLE_OIDC_PROVIDER', raw.ENABLE_OIDC_PROVIDER]
   ] as const
   const first = needing.find(([, on]) => on)
   return first === undefined ? false : `${first[0]}=true`

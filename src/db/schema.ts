@@ -34,6 +34,9 @@ export interface SessionsTable {
   user_agent: string | null
   /** never written per request */
   last_used_at: string
+  /** an OpenID Connect client's child session: the client, and the portal session it was born of */
+  client_id: string | null
+  parent_session_id: string | null
 }
 
 export interface RevocationsTable {
@@ -135,7 +138,78 @@ export interface MfaChallengesTable {
   spent_at: string | null
 }
 
+export interface OauthClientsTable {
+  client_id: string
+  name: string
+  type: string
+  token_endpoint_auth_method: string
+  /** JSON arrays, as every list below */
+  redirect_uris: string
+  post_logout_redirect_uris: string
+  web_origins: string
+  scopes: string
+  allowed_roles: string
+  require_aal2: number
+  skip_consent: number
+  grant_types: string
+  roles: string
+  /** seconds; null: ACCESS_TOKEN_TTL */
+  access_token_ttl: number | null
+  disabled: number
+  /** the keyed hash of the secret (confidential clients) and the id of the data key it was made under */
+  secret_hash: string | null
+  secret_key_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface OauthGrantsTable {
+  user_id: string
+  client_id: string
+  /** JSON array: the scopes consented to, together */
+  scopes: string
+  granted_at: string
+}
+
+export interface OauthInteractionsTable {
+  id_hash: string
+  /** the data encryption key whose derived key made id_hash */
+  key_id: string
+  client_id: string
+  /** the checked authorization request, JSON */
+  request: string
+  /** `login` (waiting for a sign-in newer than created_at) or `consent` (for session_id) */
+  phase: string
+  session_id: string | null
+  created_at: string
+  expires_at: string
+  spent_at: string | null
+}
+
+export interface OauthCodesTable {
+  code_hash: string
+  key_id: string
+  client_id: string
+  user_id: string
+  /** the portal session the code was issued in */
+  session_id: string
+  redirect_uri: string
+  code_challenge: string
+  nonce: string | null
+  /** space-separated */
+  scopes: string
+  created_at: string
+  expires_at: string
+  spent_at: string | null
+  child_session_id: string | null
+  replayed_at: string | null
+}
+
 export interface Database {
+  oauth_clients: OauthClientsTable
+  oauth_grants: OauthGrantsTable
+  oauth_interactions: OauthInteractionsTable
+  oauth_codes: OauthCodesTable
   totp_factors: TotpFactorsTable
   recovery_codes: RecoveryCodesTable
   mfa_challenges: MfaChallengesTable

@@ -18,9 +18,13 @@ export interface Session {
   ip: string | null
   userAgent: string | null
   lastUsedAt: string
+  /** set on an OpenID Connect client's child session */
+  clientId: string | null
+  parentSessionId: string | null
 }
 
-export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'signedInAt' | 'expiresAt' | 'accessExpiresAt' | 'ip' | 'userAgent'>
+export type NewSession = Pick<Session, 'id' | 'userId' | 'refreshJti' | 'refreshClaims' | 'createdAt' | 'signedInAt' | 'expiresAt' | 'accessExpiresAt' | 'ip' | 'userAgent'> &
+  Partial<Pick<Session, 'clientId' | 'parentSessionId'>>
 
 function toSession (row: SessionRow): Session {
   return {
@@ -37,7 +41,9 @@ function toSession (row: SessionRow): Session {
     revokedAt: row.revoked_at,
     ip: row.ip,
     userAgent: row.user_agent,
-    lastUsedAt: row.last_used_at
+    lastUsedAt: row.last_used_at,
+    clientId: row.client_id ?? null,
+    parentSessionId: row.parent_session_id ?? null
   }
 }
 
@@ -58,6 +64,8 @@ export type RevocationTarget =
   | { userId: string, exceptSessionId?: string }
   /** the user's live sessions but the `keepNewest` newest (a sign-in past SESSIONS_MAX_PER_USER) */
   | { userId: string, keepNewest: number }
+  /** an OpenID Connect client's child sessions (of one user, when given) */
+  | { clientId: string, userId?: string }
 
 export interface RevokedSession {
   sessionId: string
@@ -75,7 +83,8 @@ export class SessionRepository {
 
   /**
    * Inserted only while the credentials version is the one the sign-in checked. On PostgreSQL the
-   * user row is read FOR SHARE, so the insert waits for a change still in its transaction.
+   * user row is read FOR SHARE, so the insert waits for a change still in its transaction. A child
+   * session is inserted only while its parent is live.
    */
   async create (session: NewSession, credentialsVersion: number): Promise<boolean> {
     let source = this.db.selectFrom('users')
@@ -90,13 +99,19 @@ export class SessionRepository {
         eb.val(session.accessExpiresAt).as('access_expires_at'),
         eb.val(session.ip).as('ip'),
         eb.val(session.userAgent).as('user_agent'),
-        eb.val(session.createdAt).as('last_used_at')
+        eb.val(session.createdAt).as('last_used_at'),
+        eb.val(session.clientId ?? null).as('client_id'),
+        eb.val(session.parentSessionId ?? null).as('parent_session_id')
       ])
       .where('users.id', '=', session.userId)
       .where('users.credentials_version', '=', credentialsVersion)
+    const parent = session.parentSessionId
+    if (parent != null) {
+      source = source.where((eb) => eb.exists(eb.selectFrom('sessions as parent').select('parent.id').where('parent.id', '=', parent).where('parent.revoked_at', 'is', null)))
+    }
     if (this.lockUsers) source = source.forShare()
     const result = await this.db.insertInto('sessions')
-      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'signed_in_at', 'expires_at', 'access_expires_at', 'ip', 'user_agent', 'last_used_at'])
+      .columns(['id', 'user_id', 'refresh_jti', 'refresh_claims', 'created_at', 'signed_in_at', 'expires_at', 'access_expires_at', 'ip', 'user_agent', 'last_used_at', 'client_id', 'parent_session_id'])
       .expression(source)
       .executeTakeFirst()
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0
@@ -142,6 +157,9 @@ export class SessionRepository {
       let query = trx.updateTable('sessions').set({ revoked_at: now }).where('revoked_at', 'is', null)
       if ('sessionId' in target) {
         query = query.where('id', '=', target.sessionId)
+        if (target.userId !== undefined) query = query.where('user_id', '=', target.userId)
+      } else if ('clientId' in target) {
+        query = query.where('client_id', '=', target.clientId)
         if (target.userId !== undefined) query = query.where('user_id', '=', target.userId)
       } else if ('keepNewest' in target) {
         // one statement, so concurrent sign-ins cannot each keep a different set

@@ -15,6 +15,10 @@ export interface RingKey {
   jwk: PublicJwk
   sign (claims: Record<string, unknown>): string
   verify (token: string): unknown
+  /** an OpenID Connect token (ID token `JWT`, RFC 9068 `at+jwt`): its claims name their own audience */
+  signAs (claims: Record<string, unknown>, typ: string): string
+  /** any token this key signed: the algorithm and issuer pinned, no audience; `expired` accepts one past its exp */
+  verifyAny (token: string, expired?: boolean): unknown
 }
 
 export interface RingKeyMaterial { kid: string, seq: number, activatesAt: string, retiresAt: string | null, jwk: PublicJwk, publicPem: string, privatePem: string }
@@ -83,7 +87,20 @@ export class KeyRing {
       ...(audience !== undefined && { allowedAud: audience }),
       requiredClaims: audience !== undefined ? [...requiredClaims, 'aud'] : requiredClaims
     })
+    const signers = new Map<string, (payload: Record<string, unknown>) => string>()
+    const loose = { key: m.publicPem, algorithms: [this.alg], allowedIss: issuer, requiredClaims: ['exp', 'iat', 'iss', 'sub'] }
+    const verifyAny = createVerifier(loose)
+    const verifyExpired = createVerifier({ ...loose, ignoreExpiration: true })
+    const signerFor = (typ: string) => {
+      const held = signers.get(typ)
+      if (held !== undefined) return held
+      const signer = createSigner({ key: m.privatePem, algorithm: this.alg, kid: m.kid, header: { alg: this.alg, typ } })
+      signers.set(typ, signer)
+      return signer
+    }
     return {
+      signAs: (claims, typ) => signerFor(typ)(claims),
+      verifyAny: (token, expired = false) => (expired ? verifyExpired : verifyAny)(token) as unknown,
       kid: m.kid,
       seq: m.seq,
       activatesAt: m.activatesAt,

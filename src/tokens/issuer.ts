@@ -20,6 +20,11 @@ function isClaims (value: unknown): value is Claims {
     typeof c.exp === 'number' && typeof c.jti === 'string' && (c.type === 'access' || c.type === 'refresh')
 }
 
+/** An OpenID Connect client's token (docs/oidc.md#tokens-and-claims): never a credential of gatehouse's own routes. */
+function isClientToken (value: unknown): boolean {
+  return typeof value === 'object' && value !== null && 'client_id' in value
+}
+
 /** A bound on the bytes the cache may hold, far above what its entry count of real tokens needs. */
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
 
@@ -77,9 +82,23 @@ export class TokenIssuer {
       if ((err as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpired()
       throw new TokenInvalid()
     }
-    if (!isClaims(payload) || payload.type !== type) throw new TokenInvalid()
+    if (!isClaims(payload) || payload.type !== type || isClientToken(payload)) throw new TokenInvalid()
     if (payload.exp * 1000 <= nowMs) throw new TokenExpired()
     this.cache.set(token, payload)
     return payload
+  }
+
+  /** An OpenID Connect client's refresh token: §3's claims and the client's; never cached, never passes `verify`. */
+  verifyClientRefresh (token: string, nowMs: number): Claims & { client_id: string } {
+    let payload: unknown
+    try {
+      payload = this.codec.verify(token, 'refresh', nowMs)
+    } catch (err) {
+      if ((err as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpired()
+      throw new TokenInvalid()
+    }
+    if (!isClaims(payload) || payload.type !== 'refresh' || typeof (payload as { client_id?: unknown }).client_id !== 'string') throw new TokenInvalid()
+    if (payload.exp * 1000 <= nowMs) throw new TokenExpired()
+    return payload as Claims & { client_id: string }
   }
 }
