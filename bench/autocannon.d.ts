@@ -9,6 +9,10 @@ declare module 'autocannon' {
     headers?: Record<string, string>
     body?: string
     timeout?: number
+    /** stop after this many requests instead of after `duration` */
+    amount?: number
+    /** per-request changes: the body of each request from setupRequest */
+    requests?: Array<{ setupRequest: (request: { body?: string }) => { body?: string } }>
   }
   interface Histogram { p50: number, p99: number, average: number, total: number }
   interface Result {

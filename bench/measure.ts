@@ -22,9 +22,12 @@ export interface Target {
   method?: 'GET' | 'POST'
   headers?: Record<string, string>
   body?: string
+  /** a fresh body for each request (single-use credentials such as authorization codes) */
+  bodies?: () => string
 }
 
-export interface Load { connections: number, pipelining: number, seconds: number }
+/** `amount`: a run of that many requests (a pool of single-use bodies), not of `seconds` */
+export interface Load { connections: number, pipelining: number, seconds: number, amount?: number }
 
 const DRAIN_TIMEOUT_MS = 60_000
 const DRAIN_STEP_MS = 500
@@ -57,7 +60,9 @@ export async function loadTest (child: Child, target: Target, load: Load): Promi
     body: target.body,
     connections: load.connections,
     pipelining: load.pipelining,
-    duration: load.seconds
+    duration: load.seconds,
+    ...(load.amount === undefined ? {} : { amount: load.amount }),
+    ...(target.bodies === undefined ? {} : { requests: [{ setupRequest: (request: { body?: string }) => ({ ...request, body: target.bodies?.() }) }] })
   })
   // autocannon stops itself at the duration; this bounds it if the server stops answering
   const guard = setTimeout(() => instance.stop(), (load.seconds + 30) * 1000)

@@ -2,7 +2,8 @@ import t from 'tap'
 import { tempDir } from '../helper.js'
 import { launchChromium, pageProblems } from '../routes/portal/chromium.js'
 import { startApache } from './apache.js'
-import { createClient, freePort, listeningProvider, portalUser } from './support.js'
+import { freePort } from '../redis/helper.js'
+import { createClient, listeningProvider, portalUser } from './support.js'
 
 /*
  * Apache httpd with mod_auth_openidc (Debian's apache2, libapache2-mod-auth-openidc) as a relying

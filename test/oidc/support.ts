@@ -1,7 +1,7 @@
-import { createServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import * as oidc from 'openid-client'
 import { build, createUser, login, type CreatedUser, type TestContext } from '../helper.js'
+import { freePort } from '../redis/helper.js'
 import { formsOf, HttpBrowser, type Answer } from './browser.js'
 
 /*
@@ -13,14 +13,6 @@ import { formsOf, HttpBrowser, type Answer } from './browser.js'
 
 /** An asymmetric JWT_ALG, which the provider needs (its ID tokens are verified through the JWKS). */
 export const OIDC_ALG = 'ES256'
-
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 export function providerValues (issuer: string, values: Record<string, unknown> = {}): Record<string, unknown> {
   return { ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, PUBLIC_URL: issuer, JWT_ALG: OIDC_ALG, ...values }
