@@ -7,6 +7,7 @@ import { TokenResponse } from '../schemas/auth.js'
 import { Message } from '../schemas/common.js'
 import { Jwk, JwkSet, SigningKey, SigningKeyList } from '../schemas/keys.js'
 import { ErrorResponse } from '../schemas/errors.js'
+import { ClientList, ClientSecret, CreatedClient, GrantList, OidcClient, OidcGrant } from '../schemas/oidc-clients.js'
 import { EmailVerifiedResponse } from '../schemas/recovery.js'
 import { RevokedSessions, SessionListResponse, SessionResponse } from '../schemas/sessions.js'
 import { MfaChallenge, RecoveryCodesResponse, TotpActivated, TotpEnrolment } from '../schemas/two-factor.js'
@@ -28,6 +29,8 @@ export const BEARER_DESCRIPTION = 'The access token in `Authorization: Bearer`. 
 
 /** Named only while ENABLE_TOTP is on, as the routes that use them */
 const TOTP_SCHEMAS = [TotpEnrolment, TotpActivated, RecoveryCodesResponse, MfaChallenge]
+/** Named only while ENABLE_OIDC_PROVIDER is on, as the routes that use them */
+const OIDC_SCHEMAS = [OidcClient, CreatedClient, ClientList, ClientSecret, OidcGrant, GrantList]
 const SHARED_SCHEMAS = [ErrorResponse, UserResponse, PaginationMeta, UserListResponse, TokenResponse, AuditEventResponse, AuditListResponse, Message, SessionResponse, SessionListResponse, RevokedSessions, Jwk, JwkSet, SigningKey, SigningKeyList]
 
 /**
@@ -44,6 +47,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   const recovery = config.passwordReset !== undefined || config.emailOtp !== undefined
   if (config.emailOtp !== undefined) fastify.addSchema(EmailVerifiedResponse)
   if (config.totp !== undefined) for (const schema of TOTP_SCHEMAS) fastify.addSchema(schema)
+  if (config.oidc !== undefined) for (const schema of OIDC_SCHEMAS) fastify.addSchema(schema)
   const bodyless = new Set<string>()
   fastify.addHook('onRoute', (route) => {
     if (route.config?.readsNoBody !== true) return
@@ -70,6 +74,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         { name: 'health', description: 'Liveness and readiness' },
         ...(recovery ? [{ name: 'recovery', description: 'Password reset by email and email codes (switched on)' }] : []),
         ...(config.totp !== undefined ? [{ name: 'two-factor', description: 'TOTP two-factor sign-in: enrolment, recovery codes, turning it off (switched on)' }] : []),
+        ...(config.oidc !== undefined ? [{ name: 'oidc', description: 'The OpenID Connect provider: its clients (superusers) and the apps a user authorized (switched on)' }] : []),
         { name: 'reserved', description: 'Paths reserved for features to come: 501' },
         { name: 'docs', description: 'This document and its reference page' }
       ],

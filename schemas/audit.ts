@@ -46,7 +46,9 @@ export const AUDIT_EVENTS = [
   'oidc_client_deleted',
   'oidc_client_secret_rotated',
   'oidc_consent_granted',
-  'oidc_grant_revoked'
+  'oidc_grant_revoked',
+  'oidc_authorized',
+  'oidc_code_replayed'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

@@ -22,6 +22,7 @@ import servicesPlugin from '../plugins/services.js'
 import validationPlugin from '../plugins/validation.js'
 import apiRoutes from '../routes/api/index.js'
 import authRoutes from '../routes/auth/index.js'
+import discoveryRoutes from '../routes/discovery.js'
 import docsRoutes from '../routes/docs.js'
 import healthRoutes from '../routes/health.js'
 import jwksRoutes from '../routes/jwks.js'
@@ -102,6 +103,8 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(jwksRoutes)
   // not registered at all when off: GET /metrics is then an unknown route (404)
   if (config.metrics !== undefined) await app.register(metricsRoutes)
+  // not registered at all when off: both discovery documents are then unknown routes (404)
+  if (config.oidc !== undefined) await app.register(discoveryRoutes, { issuer: config.oidc.issuer })
   await app.register(authRoutes, { prefix: '/auth' })
   await app.register(apiRoutes, { prefix: '/api' })
   // not registered at all when off: every /portal path is then an unknown route (404)

@@ -115,7 +115,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
   async function bootstrapAdmin (): Promise<void> {
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
-  const oidc = createOidc({ config, store, counters, audit, clock })
+  const oidc = createOidc({ config, store, counters, audit, clock, core: ring && { ring, tokens, sessions, revocations } })
   const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, oidc, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }

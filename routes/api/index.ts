@@ -2,6 +2,8 @@ import type { FastifyPluginAsync } from 'fastify'
 import { describeAccess } from '../../src/http/access.js'
 import loginRoute from '../auth/login.js'
 import auditRoutes from './audit.js'
+import grantRoutes from './grants.js'
+import oauth2ClientRoutes from './oauth2-clients.js'
 import apiAuthRoutes from './auth.js'
 import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import keyRoutes from './keys.js'
@@ -34,6 +36,12 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     // only with ENABLE_TOTP: off, the path is an unknown route (404)
     const { twoFactor } = fastify.services
     if (twoFactor !== undefined) await api.register(userTwoFactorRoutes, { prefix: '/users', twoFactor })
+    // only with ENABLE_OIDC_PROVIDER: off, these paths are unknown routes (404)
+    const { oidc } = fastify.services
+    if (oidc !== undefined) {
+      await api.register(oauth2ClientRoutes, { prefix: '/oauth2/clients', oidc })
+      await api.register(grantRoutes, { prefix: '/auth/grants', oidc })
+    }
   })
 }
 

@@ -138,39 +138,6 @@ export interface MfaChallengesTable {
   spent_at: string | null
 }
 
-export interface OauthClientsTable {
-  client_id: string
-  name: string
-  type: string
-  token_endpoint_auth_method: string
-  /** JSON arrays, as every list below */
-  redirect_uris: string
-  post_logout_redirect_uris: string
-  web_origins: string
-  scopes: string
-  allowed_roles: string
-  require_aal2: number
-  skip_consent: number
-  grant_types: string
-  roles: string
-  /** seconds; null: ACCESS_TOKEN_TTL */
-  access_token_ttl: number | null
-  disabled: number
-  /** the keyed hash of the secret (confidential clients) and the id of the data key it was made under */
-  secret_hash: string | null
-  secret_key_id: string | null
-  created_at: string
-  updated_at: string
-}
-
-export interface OauthGrantsTable {
-  user_id: string
-  client_id: string
-  /** JSON array: the scopes consented to, together */
-  scopes: string
-  granted_at: string
-}
-
 export interface OauthInteractionsTable {
   id_hash: string
   /** the data encryption key whose derived key made id_hash */
@@ -205,11 +172,44 @@ export interface OauthCodesTable {
   replayed_at: string | null
 }
 
+export interface OauthClientsTable {
+  client_id: string
+  name: string
+  type: string
+  token_endpoint_auth_method: string
+  /** JSON arrays, as every list below */
+  redirect_uris: string
+  post_logout_redirect_uris: string
+  web_origins: string
+  scopes: string
+  allowed_roles: string
+  require_aal2: number
+  skip_consent: number
+  grant_types: string
+  roles: string
+  /** seconds; null: ACCESS_TOKEN_TTL */
+  access_token_ttl: number | null
+  disabled: number
+  /** the keyed hash of the secret (confidential clients) and the id of the data key it was made under */
+  secret_hash: string | null
+  secret_key_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface OauthGrantsTable {
+  user_id: string
+  client_id: string
+  /** JSON array: the scopes consented to, together */
+  scopes: string
+  granted_at: string
+}
+
 export interface Database {
-  oauth_clients: OauthClientsTable
-  oauth_grants: OauthGrantsTable
   oauth_interactions: OauthInteractionsTable
   oauth_codes: OauthCodesTable
+  oauth_clients: OauthClientsTable
+  oauth_grants: OauthGrantsTable
   totp_factors: TotpFactorsTable
   recovery_codes: RecoveryCodesTable
   mfa_challenges: MfaChallengesTable

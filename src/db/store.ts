@@ -2,10 +2,10 @@ import { tracingChannel } from 'node:diagnostics_channel'
 import { Kysely, sql } from 'kysely'
 import { AuditEventRepository } from './audit-events.js'
 import { MailOutboxRepository } from './mail-outbox.js'
-import { OauthClientRepository } from './oauth-clients.js'
-import { OauthGrantRepository } from './oauth-grants.js'
 import { OauthCodeRepository } from './oauth-codes.js'
 import { OauthInteractionRepository } from './oauth-interactions.js'
+import { OauthClientRepository } from './oauth-clients.js'
+import { OauthGrantRepository } from './oauth-grants.js'
 import { migrateToLatest } from './migrations.js'
 import { OneTimeSecretRepository } from './one-time-secrets.js'
 import { RevocationRepository } from './revocations.js'
@@ -27,10 +27,10 @@ export interface Store {
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
-  readonly oauthClients: OauthClientRepository
-  readonly oauthGrants: OauthGrantRepository
   readonly oauthInteractions: OauthInteractionRepository
   readonly oauthCodes: OauthCodeRepository
+  readonly oauthClients: OauthClientRepository
+  readonly oauthGrants: OauthGrantRepository
   transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T>
   migrate (): Promise<string[]>
   ping (): Promise<void>
@@ -49,10 +49,10 @@ class KyselyStore implements Store {
   readonly mailOutbox: MailOutboxRepository
   readonly oneTimeSecrets: OneTimeSecretRepository
   readonly totp: TotpRepository
-  readonly oauthClients: OauthClientRepository
-  readonly oauthGrants: OauthGrantRepository
   readonly oauthInteractions: OauthInteractionRepository
   readonly oauthCodes: OauthCodeRepository
+  readonly oauthClients: OauthClientRepository
+  readonly oauthGrants: OauthGrantRepository
 
   constructor (readonly kind: Store['kind'], private readonly db: Kysely<Database>, usersByIds?: ImmediateUserRows) {
     this.users = new UserRepository(db, kind === 'postgres', usersByIds)
@@ -63,10 +63,10 @@ class KyselyStore implements Store {
     this.mailOutbox = new MailOutboxRepository(db, kind === 'postgres')
     this.oneTimeSecrets = new OneTimeSecretRepository(db, kind === 'postgres')
     this.totp = new TotpRepository(db)
-    this.oauthClients = new OauthClientRepository(db)
-    this.oauthGrants = new OauthGrantRepository(db)
     this.oauthInteractions = new OauthInteractionRepository(db)
     this.oauthCodes = new OauthCodeRepository(db)
+    this.oauthClients = new OauthClientRepository(db)
+    this.oauthGrants = new OauthGrantRepository(db)
   }
 
   async transaction<T> (fn: (tx: Store) => Promise<T>): Promise<T> {

@@ -5,6 +5,7 @@ import type { CounterStore } from '../limits/throttle.js'
 import { ClientAdmin } from './client-admin.js'
 import { ClientSecrets } from './client-secrets.js'
 import { OidcClients } from './clients.js'
+import { createFlow, type FlowOptions, type OidcFlow } from './flow.js'
 import { OidcGrants } from './grants.js'
 
 /** The OpenID Connect provider's services (services.oidc); undefined while ENABLE_OIDC_PROVIDER is off. */
@@ -14,13 +15,15 @@ export interface OidcServices {
   clients: OidcClients
   admin: ClientAdmin
   grants: OidcGrants
+  /** /oauth2/*: authorization, codes, child sessions, tokens */
+  flow: OidcFlow
 }
 
-export interface OidcOptions { config: Config, store: Store, counters: CounterStore, audit: AuditSink, clock?: () => number }
+export interface OidcOptions { config: Config, store: Store, counters: CounterStore, audit: AuditSink, clock?: () => number, core: FlowOptions['core'] | undefined }
 
-export function createOidc ({ config, store, counters, audit, clock }: OidcOptions): OidcServices | undefined {
+export function createOidc ({ config, store, counters, audit, clock, core }: OidcOptions): OidcServices | undefined {
   // src/config/config.ts requires the data keys with the provider on (an asymmetric JWT_ALG needs them too)
-  if (config.oidc === undefined || config.dataEncryptionKeys === undefined) return undefined
+  if (config.oidc === undefined || config.dataEncryptionKeys === undefined || core === undefined) return undefined
   const secrets = new ClientSecrets(config.dataEncryptionKeys)
   const throttle = {
     counters,
@@ -29,10 +32,13 @@ export function createOidc ({ config, store, counters, audit, clock }: OidcOptio
     ipv6Prefix: config.ipv6SubnetPrefix
   }
   const clients = new OidcClients({ store, fileClients: config.oidc.fileClients, secrets, throttle })
+  const grants = new OidcGrants({ store, clients, audit, clock })
+  const issuer = config.oidc.issuer
   return {
-    issuer: config.oidc.issuer,
+    issuer,
     clients,
     admin: new ClientAdmin({ store, clients, secrets, audit, clock }),
-    grants: new OidcGrants({ store, clients, audit, clock })
+    grants,
+    flow: createFlow({ config, store, audit, core, registry: { issuer, clients, grants } })
   }
 }

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto'
+import type { User } from '../db/users.js'
+import { TokenExpired, TokenInvalid } from '../errors.js'
+import type { KeyRing } from '../keys/key-ring.js'
+import type { AuthStrength } from '../tokens/claims.js'
+
+/** ID tokens live five minutes: a relying party reads one once, at sign-in or at a refresh. */
+export const ID_TOKEN_TTL = 300
+
+/** The claims of an RFC 9068 access token gatehouse issues to a client (docs/oidc.md#tokens-and-claims). */
+export interface OidcAccessClaims {
+  iss: string
+  sub: string
+  aud: string
+  client_id: string
+  scope: string
+  exp: number
+  iat: number
+  jti: string
+  /** a user's token: its child session and how the user signed in */
+  session_id?: string
+  auth_time?: number
+  acr?: string
+  amr?: string[]
+  roles?: string[]
+  /** client_credentials: the client acting for itself */
+  kind?: 'client'
+}
+
+export interface UserGrant {
+  user: User
+  clientId: string
+  scopes: string[]
+  strength: AuthStrength
+  /** the portal session (sid) and the child session (session_id) */
+  portalSessionId: string
+  childSessionId: string
+  accessTtl: number
+  nonce?: string | null | undefined
+  nowSeconds: number
+}
+
+export interface MachineGrant { clientId: string, roles: string[], scopes: string[], accessTtl: number, nowSeconds: number }
+
+interface Header { kid?: unknown, typ?: unknown }
+
+const MAX_HEADER_CHARS = 512
+
+function headerOf (token: string): Header {
+  const dot = token.indexOf('.')
+  if (dot <= 0 || dot > MAX_HEADER_CHARS) throw new TokenInvalid()
+  try {
+    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as unknown
+    if (typeof header !== 'object' || header === null) throw new TokenInvalid()
+    return header as Header
+  } catch {
+    throw new TokenInvalid()
+  }
+}
+
+/**
+ * ID tokens and RFC 9068 access tokens, signed by the current key of JWT_ALG (the keys of the
+ * JWKS, so relying parties verify them offline), and their verification: by kid among the held
+ * keys, the algorithm and the issuer pinned.
+ */
+export class OidcTokens {
+  constructor (private readonly ring: KeyRing, private readonly issuer: string, private readonly audience: string | undefined) {}
+
+  idToken (grant: UserGrant, withNonce: boolean): string {
+    const { user, clientId, scopes, strength, nowSeconds: now } = grant
+    const claims: Record<string, unknown> = {
+      iss: this.issuer,
+      sub: user.id,
+      aud: clientId,
+      azp: clientId,
+      exp: now + ID_TOKEN_TTL,
+      iat: now,
+      auth_time: strength.authTime,
+      ...(withNonce && grant.nonce != null && { nonce: grant.nonce }),
+      acr: strength.aal,
+      amr: strength.amr,
+      sid: grant.portalSessionId,
+      ...userClaims(user, scopes)
+    }
+    return this.sign(claims, 'JWT')
+  }
+
+  accessToken (grant: UserGrant): { token: string, claims: OidcAccessClaims } {
+    const { user, clientId, scopes, strength, nowSeconds: now } = grant
+    const claims: OidcAccessClaims = {
+      iss: this.issuer,
+      sub: user.id,
+      aud: clientId,
+      client_id: clientId,
+      scope: scopes.join(' '),
+      exp: now + grant.accessTtl,
+      iat: now,
+      jti: randomUUID(),
+      auth_time: strength.authTime,
+      acr: strength.aal,
+      amr: strength.amr,
+      session_id: grant.childSessionId,
+      ...(scopes.includes('roles') && { roles: user.roles })
+    }
+    return { token: this.sign(claims as unknown as Record<string, unknown>, 'at+jwt'), claims }
+  }
+
+  /** §17's client_credentials token: the client itself, for services that verify through the JWKS. */
+  clientToken ({ clientId, roles, scopes, accessTtl, nowSeconds: now }: MachineGrant): { token: string, claims: OidcAccessClaims } {
+    const claims: OidcAccessClaims = {
+      iss: this.issuer,
+      sub: clientId,
+      aud: this.audience ?? clientId,
+      client_id: clientId,
+      scope: scopes.join(' '),
+      exp: now + accessTtl,
+      iat: now,
+      jti: randomUUID(),
+      roles,
+      kind: 'client'
+    }
+    return { token: this.sign(claims as unknown as Record<string, unknown>, 'at+jwt'), claims }
+  }
+
+  /** An access token issued to a client (typ at+jwt, with client_id); throws TokenInvalid or TokenExpired. */
+  verifyAccess (token: string, nowMs: number): OidcAccessClaims {
+    const header = headerOf(token)
+    if (header.typ !== 'at+jwt') throw new TokenInvalid()
+    const payload = this.verify(token, header, false) as Partial<OidcAccessClaims>
+    if (typeof payload.client_id !== 'string' || typeof payload.scope !== 'string' || typeof payload.exp !== 'number') throw new TokenInvalid()
+    if (payload.exp * 1000 <= nowMs) throw new TokenExpired()
+    return payload as OidcAccessClaims
+  }
+
+  /** Any token a key of the ring signed, expired or not (an ID token hint); undefined when it is not one. */
+  verifySigned (token: string, expired: boolean): Record<string, unknown> | undefined {
+    try {
+      return this.verify(token, headerOf(token), expired) as Record<string, unknown>
+    } catch {
+      return undefined
+    }
+  }
+
+  private verify (token: string, header: Header, expired: boolean): unknown {
+    const key = typeof header.kid === 'string' ? this.ring.verifiable(header.kid, Date.now()) : undefined
+    if (key === undefined) throw new TokenInvalid()
+    try {
+      return key.verifyAny(token, expired)
+    } catch (err) {
+      if ((err as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpired()
+      throw new TokenInvalid()
+    }
+  }
+
+  private sign (claims: Record<string, unknown>, typ: string): string {
+    const key = this.ring.current(Date.now())
+    if (key === undefined) throw new Error('no signing key is current')
+    return key.signAs(claims, typ)
+  }
+}
+
+/** The claims each scope grants, in ID tokens and at userinfo. */
+export function userClaims (user: User, scopes: string[]): Record<string, unknown> {
+  return {
+    ...(scopes.includes('email') && { email: user.email, email_verified: user.emailVerified }),
+    ...(scopes.includes('profile') && { name: user.name }),
+    ...(scopes.includes('roles') && { roles: user.roles })
+  }
+}
