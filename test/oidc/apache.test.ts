@@ -33,8 +33,8 @@ t.test('Chromium → Apache (mod_auth_openidc) → the portal → Apache: the cl
 
   // the protected page, unauthenticated: to gatehouse's sign-in page (the negative control: no claims without it)
   await page.goto(rp.claimsUrl)
-  t.match(page.url(), `${provider.issuer}/portal/login?`, `at the sign-in page (${rp.errorLog()})`)
-  await page.fill('input[name="email"]', user.email)
+  t.match(page.url(), `${provider.issuer}/portal/login?`, `at the sign-in page, not ${page.url()} (${rp.errorLog()})`)
+  await page.fill('input[name="email"]', user.email, { timeout: 5000 })
   await page.fill('input[name="password"]', user.password)
   await page.click('button[type="submit"]')
   await page.waitForURL(`${provider.issuer}/portal/consent?**`)

@@ -36,9 +36,9 @@ export async function listeningProvider (t: TestContext, values: Record<string, 
 
 export interface CreatedClient { client_id: string, client_secret?: string, [field: string]: unknown }
 
-/** POST /api/oauth2/clients as the superuser; fails the test on anything but 201. */
+/** POST /api/oauth2/clients as the superuser (confidential unless `client` says otherwise); fails the test on anything but 201. */
 export async function createClient (provider: Provider, client: Record<string, unknown>): Promise<CreatedClient> {
-  const res = await provider.app.inject({ method: 'POST', url: '/api/oauth2/clients', headers: { authorization: `Bearer ${provider.admin}` }, payload: client })
+  const res = await provider.app.inject({ method: 'POST', url: '/api/oauth2/clients', headers: { authorization: `Bearer ${provider.admin}` }, payload: { type: 'confidential', ...client } })
   if (res.statusCode !== 201) throw new Error(`creating the client answered ${res.statusCode}: ${res.body}`)
   return res.json()
 }
