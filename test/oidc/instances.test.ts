@@ -68,8 +68,13 @@ t.test('authorize on A, redeem on B; a revocation on A is refused by B within a 
   const dir = tempDir(t)
   writeFileSync(join(dir, 'secret'), SECRET)
   writeFileSync(join(dir, 'clients.json'), JSON.stringify([{
-    client_id: 'app', name: 'The app', type: 'confidential', redirect_uris: [CALLBACK],
-    scopes: ['openid', 'email', 'offline_access'], grant_types: ['authorization_code', 'refresh_token'], client_secret_file: join(dir, 'secret')
+    client_id: 'app',
+    name: 'The app',
+    type: 'confidential',
+    redirect_uris: [CALLBACK],
+    scopes: ['openid', 'email', 'offline_access'],
+    grant_types: ['authorization_code', 'refresh_token'],
+    client_secret_file: join(dir, 'secret')
   }]))
   const [portA, portB] = [await freePort(), await freePort()]
   const issuer = `http://127.0.0.1:${portA}`
