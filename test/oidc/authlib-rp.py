@@ -66,7 +66,10 @@ def portal(url, browser):
             continue
         parser = Forms()
         parser.feed(answer.text)
-        form = next(f for f in parser.forms if '/portal/' in urljoin(answer.url, f['action'] or answer.url))
+        forms = [f for f in parser.forms if '/portal/' in urljoin(answer.url, f['action'] or answer.url)]
+        if answer.status_code != 200 or not forms:
+            raise RuntimeError('%s answered %d: %s' % (answer.url, answer.status_code, answer.text[:1000]))
+        form = forms[0]
         action = urljoin(answer.url, form['action'] or answer.url)
         fields = dict(form['fields'])
         if '/portal/login' in action:
