@@ -105,3 +105,14 @@ export const ForbiddenQuery = Type.Object({
   roles: Type.Optional(Type.Unknown())
 })
 export type ForbiddenQuery = Static<typeof ForbiddenQuery>
+
+/** The consent page (docs/oidc.md#the-flow): the pending interaction, and Allow or Deny. */
+export const ConsentQuery = Type.Object({ interaction: Type.String({ maxLength: 64 }) })
+export type ConsentQuery = Static<typeof ConsentQuery>
+
+export const ConsentForm = Type.Object({
+  csrf: Type.String({ maxLength: 64 }),
+  interaction: Type.String({ maxLength: 64 }),
+  decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')])
+}, { additionalProperties: false })
+export type ConsentForm = Static<typeof ConsentForm>

@@ -28,6 +28,7 @@ import healthRoutes from '../routes/health.js'
 import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
 import portalRoutes from '../routes/portal/index.js'
+import { oauth2Routes } from '../routes/oauth2/index.js'
 import type { Config } from './config/config.js'
 import { lazyChildLoggerFactory } from './logging/lazy-logger.js'
 import { loggerOptions, type LogStream } from './logging/logger.js'
@@ -109,6 +110,9 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   await app.register(apiRoutes, { prefix: '/api' })
   // not registered at all when off: every /portal path is then an unknown route (404)
   if (config.portal !== undefined) await app.register(portalScope, { prefix: '/portal' })
+  // ENABLE_OIDC_PROVIDER: not registered at all when off (404)
+  const oidc = app.services.oidc
+  if (oidc !== undefined) await app.register(oauth2Routes, { prefix: '/oauth2', oidc })
   await app.register(docsRoutes)
 }
 

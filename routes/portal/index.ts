@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import codeRoutes from './code.js'
+import consentRoutes from './consent.js'
 import forbiddenRoutes from './forbidden.js'
 import loginRoutes from './login.js'
 import logoutRoutes from './logout.js'
@@ -21,7 +22,8 @@ const portalRoutes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(logoutRoutes)
   await fastify.register(forbiddenRoutes)
   if (fastify.config.emailOtp !== undefined) await fastify.register(codeRoutes)
-  const { twoFactor } = fastify.services
+  const { twoFactor, oidc } = fastify.services
+  if (oidc !== undefined) await fastify.register(consentRoutes(oidc))
   if (twoFactor !== undefined) await fastify.register(twoFactorRoutes, { twoFactor })
 }
 

@@ -29,7 +29,7 @@ export class AuthorizeRedirectError extends Error {
 
 type Query = Record<string, unknown>
 
-const BOUNDS: Record<string, number> = { state: 2048, nonce: 512, scope: 512, login_hint: 320, prompt: 64, max_age: 10, response_type: 64, response_mode: 16, code_challenge: 43, code_challenge_method: 16, client_id: 64, redirect_uri: 2048 }
+const BOUNDS: Record<string, number> = { state: 2048, nonce: 512, scope: 512, login_hint: 254, prompt: 64, max_age: 10, response_type: 64, response_mode: 16, code_challenge: 43, code_challenge_method: 16, client_id: 64, redirect_uri: 2048 }
 const PROMPTS = new Set(['none', 'login', 'consent'])
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 

@@ -18,7 +18,7 @@ interface Registry {
 
 interface Presented { clientId: string | undefined, secret: string | undefined, method: AuthMethod }
 
-const BASIC = /^basic +([A-Za-z0-9+/=]*) *$/i
+const BASIC = /^basic +(\S*) *$/i
 
 /** RFC 6749 §2.3.1: the id and the secret are form-urlencoded before they are joined and base64-encoded. */
 function formDecoded (value: string): string | undefined {

@@ -12,12 +12,15 @@ import { AuthorizationCodes } from './codes.js'
 import { FlowSecrets } from './flow-secrets.js'
 import type { OidcGrants } from './grants.js'
 import { OidcTokens } from './oidc-tokens.js'
+import { TokenLookup } from './token-lookup.js'
 
 export interface OidcFlow {
   authorizer: Authorizer
   codes: AuthorizationCodes
   children: ChildSessions
   tokens: OidcTokens
+  /** revocation and introspection of any token gatehouse issued */
+  lookup: TokenLookup
   /** to refuse the access tokens of ended child sessions, from memory */
   revocations: RevocationIndex
 }
@@ -50,5 +53,7 @@ export function createFlow ({ config, store, audit, core, registry }: FlowOption
   const system = { ip: 'system' }
   registry.clients.onChange(async (clientId, change) => { await children.endFor({ clientId }, `client_${change}`, system) })
   registry.grants.onRevoke(async (userId, clientId, context) => { await children.endFor({ clientId, userId }, 'grant_revoked', context) })
-  return { authorizer, codes, children, tokens, revocations: core.revocations }
+  const flow = { authorizer, codes, children, tokens, revocations: core.revocations }
+  const lookup = new TokenLookup({ flow, tokens: core.tokens, sessions: core.sessions, store, clients: registry.clients })
+  return { ...flow, lookup }
 }
