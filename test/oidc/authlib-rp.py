@@ -52,11 +52,19 @@ class Forms(HTMLParser):
             self.button = None
 
 
+def loopback_secure(browser):
+    """The portal's cookies are Secure (`__Host-`): browsers send them to http on loopback, a secure
+    context; Python's cookie jar does not, so they are marked for http here (this host only)."""
+    for cookie in browser.cookies:
+        cookie.secure = False
+
+
 def portal(url, browser):
     """Follows the authorization request through the portal to the redirect back; returns its URL."""
     visited = []
     answer = browser.get(url, allow_redirects=False, headers={'Sec-Fetch-Mode': 'navigate'})
     for _ in range(10):
+        loopback_secure(browser)
         if answer.status_code in (302, 303):
             target = urljoin(answer.url, answer.headers['Location'])
             visited.append(urlparse(target).path)
