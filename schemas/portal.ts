@@ -66,6 +66,7 @@ export type AccountQuery = Static<typeof AccountQuery>
 /** The account page's actions: each form has the fields of its JSON route. */
 export const RevokeSessionForm = portalForm({ session: Uuid })
 export const RevokeOthersForm = portalForm({})
+export const RevokeAppForm = portalForm({ client_id: Type.String({ minLength: 1, maxLength: 64 }) })
 export const ChangePasswordForm = portalForm(ChangePasswordRequest.properties)
 export const TotpEnrolForm = portalForm(EnableTotpRequest.properties)
 export const TotpConfirmForm = portalForm({ code: RecoveryCodesRequest.properties.code })

@@ -15,7 +15,9 @@ export const SessionResponse = Type.Object({
   ip: Type.Union([Type.String(), Type.Null()], { description: 'The client address at sign-in or the last refresh (as the rate limiter sees it)' }),
   user_agent: Type.Union([Type.String(), Type.Null()], { description: 'The User-Agent then, at most 256 characters' }),
   aal: Type.String({ description: 'Authentication assurance level of the sign-in: `aal1`, or `aal2` after a second factor' }),
-  amr: Type.Array(Type.String(), { description: 'Authentication methods of the sign-in (RFC 8176), e.g. `["pwd"]`' })
+  amr: Type.Array(Type.String(), { description: 'Authentication methods of the sign-in (RFC 8176), e.g. `["pwd"]`' }),
+  client_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'With ENABLE_OIDC_PROVIDER: the client of a child session (an authorized app), else null' })),
+  client_name: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'With ENABLE_OIDC_PROVIDER: that client\'s name, else null' }))
 }, { $id: 'Session', additionalProperties: false })
 export type SessionResponse = Static<typeof SessionResponse>
 

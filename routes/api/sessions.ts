@@ -1,16 +1,35 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { IdParams, ref, SetCookie } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
-import { RevokedSessions, SessionListResponse } from '../../schemas/sessions.js'
+import { RevokedSessions, SessionListResponse, type SessionResponse } from '../../schemas/sessions.js'
 import { Forbidden, NotFound } from '../../src/errors.js'
 import { sessionRepresentation } from '../../src/http/presenters.js'
+import type { OidcServices } from '../../src/oidc/provider.js'
+import type { SessionView } from '../../src/sessions/session-service.js'
 import type { Claims } from '../../src/tokens/claims.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 const ADMIN = { access: { roles: ['admin'] }, noStore: true }
 
 const callerOf = (request: FastifyRequest) => request.claims as Claims
+
+/** With the OpenID Connect provider on: the names of the clients of the child sessions listed. */
+async function clientNamesOf (oidc: OidcServices | undefined, views: SessionView[]): Promise<Map<string, string> | undefined> {
+  if (oidc === undefined) return undefined
+  const names = new Map<string, string>()
+  for (const id of new Set(views.map((v) => v.clientId))) {
+    const client = id === null ? undefined : await oidc.clients.find(id)
+    if (client !== undefined) names.set(client.clientId, client.name)
+  }
+  return names
+}
+
+async function listed (fastify: FastifyInstance, userId: string, currentId?: string): Promise<SessionResponse[]> {
+  const views = await fastify.services.sessions.list(userId)
+  const names = await clientNamesOf(fastify.services.oidc, views)
+  return views.map((s) => sessionRepresentation(s, currentId, names))
+}
 
 /** /api/auth/sessions: the signed-in user's own sessions (docs/api.md#sessions). The guard has checked the token. */
 export const ownSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -26,7 +45,7 @@ export const ownSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: { noStore: true }
   }, async (request) => {
     const caller = callerOf(request)
-    return { data: (await sessions.list(caller.user_id)).map((s) => sessionRepresentation(s, caller.session_id)) }
+    return { data: await listed(fastify, caller.user_id, caller.session_id) }
   })
 
   fastify.delete('/:id', {
@@ -87,7 +106,7 @@ export const userSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     config: ADMIN
   }, async (request) => {
     const userId = await ownerOf(request.params.id, callerOf(request))
-    return { data: (await sessions.list(userId)).map((s) => sessionRepresentation(s)) }
+    return { data: await listed(fastify, userId) }
   })
 
   fastify.delete('/:id/sessions', {

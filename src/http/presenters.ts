@@ -28,9 +28,17 @@ export function userRepresentation (user: User): UserResponse {
   }
 }
 
-/** Never a token; `current` marks the caller's own session (always false when listed for someone else). */
-export function sessionRepresentation (session: SessionView, currentId?: string): SessionResponse {
+/**
+ * Never a token; `current` marks the caller's own session (always false when listed for someone
+ * else). With the OpenID Connect provider on, `clientNames` adds client_id and client_name (null
+ * on a portal or API session).
+ */
+export function sessionRepresentation (session: SessionView, currentId?: string, clientNames?: Map<string, string>): SessionResponse {
+  const client = clientNames === undefined
+    ? {}
+    : { client_id: session.clientId, client_name: session.clientId === null ? null : clientNames.get(session.clientId) ?? null }
   return {
+    ...client,
     id: session.id,
     current: session.id === currentId,
     created_at: session.createdAt,

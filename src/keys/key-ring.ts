@@ -17,7 +17,7 @@ export interface RingKey {
   verify (token: string): unknown
   /** an OpenID Connect token (ID token `JWT`, RFC 9068 `at+jwt`): its claims name their own audience */
   signAs (claims: Record<string, unknown>, typ: string): string
-  /** any token this key signed: the algorithm and issuer pinned, no audience; `expired` accepts one past its exp */
+  /** any token this key signed: the algorithm pinned; the issuer and audience are the caller's to check; `expired` accepts one past its exp */
   verifyAny (token: string, expired?: boolean): unknown
 }
 
@@ -88,7 +88,7 @@ export class KeyRing {
       requiredClaims: audience !== undefined ? [...requiredClaims, 'aud'] : requiredClaims
     })
     const signers = new Map<string, (payload: Record<string, unknown>) => string>()
-    const loose = { key: m.publicPem, algorithms: [this.alg], allowedIss: issuer, requiredClaims: ['exp', 'iat', 'iss', 'sub'] }
+    const loose = { key: m.publicPem, algorithms: [this.alg], requiredClaims: ['exp', 'iat', 'iss', 'sub'] }
     const verifyAny = createVerifier(loose)
     const verifyExpired = createVerifier({ ...loose, ignoreExpiration: true })
     const signerFor = (typ: string) => {

@@ -144,12 +144,15 @@ export class OidcTokens {
   private verify (token: string, header: Header, expired: boolean): unknown {
     const key = typeof header.kid === 'string' ? this.ring.verifiable(header.kid, Date.now()) : undefined
     if (key === undefined) throw new TokenInvalid()
+    let payload: unknown
     try {
-      return key.verifyAny(token, expired)
+      payload = key.verifyAny(token, expired)
     } catch (err) {
       if ((err as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpired()
       throw new TokenInvalid()
     }
+    if ((payload as { iss?: unknown }).iss !== this.issuer) throw new TokenInvalid()
+    return payload
   }
 
   private sign (claims: Record<string, unknown>, typ: string): string {

@@ -51,6 +51,8 @@ export interface SessionView {
   userAgent: string | null
   aal: string
   amr: string[]
+  /** an OpenID Connect client's child session: the client */
+  clientId: string | null
 }
 
 // sessions from before aal/amr were in the refresh claims were password sign-ins
@@ -64,7 +66,8 @@ function viewOf (session: Session): SessionView {
     ip: session.ip,
     userAgent: session.userAgent,
     aal: typeof claims.aal === 'string' ? claims.aal : 'aal1',
-    amr: Array.isArray(claims.amr) ? claims.amr.filter((m): m is string => typeof m === 'string') : ['pwd']
+    amr: Array.isArray(claims.amr) ? claims.amr.filter((m): m is string => typeof m === 'string') : ['pwd'],
+    clientId: session.clientId
   }
 }
 

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
 import type { PageView } from '../../../plugins/portal.js'
 import {
-  ChangePasswordForm, RecoveryCodesForm, RevokeOthersForm, RevokeSessionForm, TotpConfirmForm, TotpDisableForm, TotpEnrolForm
+  ChangePasswordForm, RecoveryCodesForm, RevokeAppForm, RevokeOthersForm, RevokeSessionForm, TotpConfirmForm, TotpDisableForm, TotpEnrolForm
 } from '../../../schemas/portal.js'
 import type { Claims } from '../../../src/tokens/claims.js'
 import { DONE, type AccountState } from './page.js'
@@ -18,7 +18,7 @@ type AccountPage = (request: FastifyRequest, state?: AccountState) => Promise<Pa
  */
 export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = async (fastify, { page }) => {
   const { portalSession } = fastify
-  const { auth, sessions, twoFactor } = fastify.services
+  const { auth, sessions, twoFactor, oidc } = fastify.services
   const base = `${fastify.config.portal?.publicUrl ?? ''}/portal`
   const callerOf = (request: FastifyRequest) => request.claims as Claims
   // counted after the CSRF and session checks, so the page of a refused attempt knows whose it is
@@ -61,6 +61,14 @@ export const accountActions: FastifyPluginAsyncTypebox<{ page: AccountPage }> = 
     await auth.changePassword(callerOf(request), current, next, portalSession.context(request))
     return await done(reply, 'change-password')
   })
+
+  if (oidc !== undefined) {
+    // as DELETE /api/auth/grants/:client_id: the consent and the child sessions of the app end
+    fastify.post('/account/revoke-app', action('revoke-app', RevokeAppForm, false), async (request, reply) => {
+      await oidc.grants.revoke(callerOf(request).user_id, request.body.client_id, portalSession.context(request))
+      return await done(reply, 'revoke-app')
+    })
+  }
 
   if (twoFactor === undefined) return
 

@@ -11,7 +11,8 @@ export const DONE: Readonly<Record<string, string>> = {
   'totp-enrol': 'Scan the QR code with your authenticator app (or type the key), then enter the code it shows.',
   'totp-confirm': 'Two-factor sign-in is on. Every other session was signed out.',
   'totp-disable': 'Two-factor sign-in is off.',
-  'recovery-codes': 'New recovery codes were made; the old ones no longer work.'
+  'recovery-codes': 'New recovery codes were made; the old ones no longer work.',
+  'revoke-app': 'The application may no longer use your account; its sessions were signed out.'
 }
 
 /** Which field a failed action's error belongs beside (a 422 names its own fields). */
@@ -39,7 +40,7 @@ const when = (iso: string): { iso: string, text: string } => ({ iso, text: `${is
  * what a failed action shows.
  */
 export function accountPage (fastify: FastifyInstance): (request: FastifyRequest, state?: AccountState) => Promise<PageView> {
-  const { users, sessions, twoFactor } = fastify.services
+  const { users, sessions, twoFactor, oidc } = fastify.services
 
   async function totpState (userId: string): Promise<Record<string, unknown>> {
     if (twoFactor === undefined) return { totp: undefined }
@@ -62,6 +63,9 @@ export function accountPage (fastify: FastifyInstance): (request: FastifyRequest
       user: { name: user.name, email: user.email },
       sessions: list,
       ...await totpState(user.id),
+      apps: oidc === undefined
+        ? undefined
+        : (await oidc.grants.list(user.id)).map((g) => ({ clientId: g.client_id, name: g.client_name, scopes: g.scopes.join(' '), granted: when(g.granted_at) })),
       notice: state.notice,
       recoveryCodes: state.recoveryCodes,
       errorFields: state.failed === undefined ? {} : ERROR_FIELDS[state.failed] ?? {},
