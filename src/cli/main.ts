@@ -6,11 +6,12 @@ import { CliSession, oneLine } from './context.js'
 import { keysGroup } from './keys.js'
 import { mailGroup } from './mail.js'
 import { migrateGroup } from './migrate.js'
+import { oidcClientGroup } from './oidc-client.js'
 import { sessionsGroup } from './sessions.js'
 import { userGroup } from './user.js'
 
 /** Every command group; a new one is a file of its own and a line here. */
-const GROUPS: CommandGroup[] = [migrateGroup, userGroup, sessionsGroup, keysGroup, mailGroup]
+const GROUPS: CommandGroup[] = [migrateGroup, userGroup, sessionsGroup, keysGroup, mailGroup, oidcClientGroup]
 
 function usageOf (groups: CommandGroup[]): string {
   const lines = groups.flatMap((group) => Object.values(group.commands).map((c) => `  gatehouse ${c.usage}\n      ${c.summary}`))

@@ -1,4 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
+import { oidcClients, oidcSessions } from './migrations-oidc.js'
 
 /** Versioned, append-only migrations, in the types SQLite and PostgreSQL share. */
 const migrations: Record<string, Migration> = {
@@ -185,80 +186,8 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('mfa_challenges_expires_at').on('mfa_challenges').column('expires_at').execute()
     }
   },
-  '0016_oidc_clients': {
-    async up (db: Kysely<unknown>) {
-      // lists are JSON text; the secret is a keyed hash beside the id of the data key it was made under
-      await db.schema.createTable('oauth_clients')
-        .addColumn('client_id', 'text', (c) => c.primaryKey())
-        .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('type', 'text', (c) => c.notNull())
-        .addColumn('token_endpoint_auth_method', 'text', (c) => c.notNull())
-        .addColumn('redirect_uris', 'text', (c) => c.notNull())
-        .addColumn('post_logout_redirect_uris', 'text', (c) => c.notNull())
-        .addColumn('web_origins', 'text', (c) => c.notNull())
-        .addColumn('scopes', 'text', (c) => c.notNull())
-        .addColumn('allowed_roles', 'text', (c) => c.notNull())
-        .addColumn('require_aal2', 'integer', (c) => c.notNull())
-        .addColumn('skip_consent', 'integer', (c) => c.notNull())
-        .addColumn('grant_types', 'text', (c) => c.notNull())
-        .addColumn('roles', 'text', (c) => c.notNull())
-        .addColumn('access_token_ttl', 'integer')
-        .addColumn('disabled', 'integer', (c) => c.notNull())
-        .addColumn('secret_hash', 'text')
-        .addColumn('secret_key_id', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .execute()
-      // no foreign key to oauth_clients: a client of OIDC_CLIENTS_FILE has no row
-      await db.schema.createTable('oauth_grants')
-        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
-        .addColumn('client_id', 'text', (c) => c.notNull())
-        .addColumn('scopes', 'text', (c) => c.notNull())
-        .addColumn('granted_at', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('oauth_grants_pkey', ['user_id', 'client_id'])
-        .execute()
-      await db.schema.createIndex('oauth_grants_client_id').on('oauth_grants').column('client_id').execute()
-    }
-  },
-  '0017_oidc_sessions': {
-    async up (db: Kysely<unknown>) {
-      // a child session: an OpenID Connect client's authorization, born of a portal session
-      await db.schema.alterTable('sessions').addColumn('client_id', 'text').execute()
-      await db.schema.alterTable('sessions').addColumn('parent_session_id', 'text').execute()
-      await db.schema.createIndex('sessions_client_id').on('sessions').column('client_id').execute()
-      // the pending step of /oauth2/authorize (sign-in, consent): only a keyed hash of its id
-      await db.schema.createTable('oauth_interactions')
-        .addColumn('id_hash', 'text', (c) => c.primaryKey())
-        .addColumn('key_id', 'text', (c) => c.notNull())
-        .addColumn('client_id', 'text', (c) => c.notNull())
-        .addColumn('request', 'text', (c) => c.notNull())
-        .addColumn('phase', 'text', (c) => c.notNull())
-        .addColumn('session_id', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .addColumn('spent_at', 'text')
-        .execute()
-      await db.schema.createIndex('oauth_interactions_expires_at').on('oauth_interactions').column('expires_at').execute()
-      // authorization codes: only a keyed hash; child_session_id is the session its first use created
-      await db.schema.createTable('oauth_codes')
-        .addColumn('code_hash', 'text', (c) => c.primaryKey())
-        .addColumn('key_id', 'text', (c) => c.notNull())
-        .addColumn('client_id', 'text', (c) => c.notNull())
-        .addColumn('user_id', 'text', (c) => c.notNull())
-        .addColumn('session_id', 'text', (c) => c.notNull())
-        .addColumn('redirect_uri', 'text', (c) => c.notNull())
-        .addColumn('code_challenge', 'text', (c) => c.notNull())
-        .addColumn('nonce', 'text')
-        .addColumn('scopes', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .addColumn('spent_at', 'text')
-        .addColumn('child_session_id', 'text')
-        .addColumn('replayed_at', 'text')
-        .execute()
-      await db.schema.createIndex('oauth_codes_expires_at').on('oauth_codes').column('expires_at').execute()
-    }
-  }
+  '0016_oidc_clients': oidcClients,
+  '0017_oidc_sessions': oidcSessions
 }
 
 /**

@@ -120,7 +120,10 @@ async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
     ENABLE_PORTAL: true,
     PUBLIC_URL: 'http://auth.gh.localhost',
     ENABLE_PASSWORD_RESET: true,
-    ENABLE_EMAIL_OTP: true
+    ENABLE_EMAIL_OTP: true,
+    // the OpenID Connect provider (docs/oidc.md), which needs an asymmetric JWT_ALG
+    ENABLE_OIDC_PROVIDER: true,
+    JWT_ALG: 'ES256'
   })
   const settings = new Set([...Object.keys(ConfigSchema.properties), ...Object.keys(NOT_SETTINGS), ...harnessVariables()])
   return {
