@@ -15,6 +15,7 @@ import rateLimitPlugin from '../plugins/rate-limit.js'
 import securityPlugin from '../plugins/security.js'
 import serializersPlugin from '../plugins/serializers.js'
 import openapiPlugin from '../plugins/openapi.js'
+import oauth2FormsPlugin from '../plugins/oauth2-forms.js'
 import portalErrorsPlugin from '../plugins/portal-errors.js'
 import portalSessionPlugin from '../plugins/portal-session.js'
 import portalPlugin from '../plugins/portal.js'
@@ -29,6 +30,7 @@ import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
 import portalRoutes from '../routes/portal/index.js'
 import { oauth2Routes } from '../routes/oauth2/index.js'
+import type { OidcServices } from './oidc/provider.js'
 import type { Config } from './config/config.js'
 import { lazyChildLoggerFactory } from './logging/lazy-logger.js'
 import { loggerOptions, type LogStream } from './logging/logger.js'
@@ -112,8 +114,26 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   if (config.portal !== undefined) await app.register(portalScope, { prefix: '/portal' })
   // ENABLE_OIDC_PROVIDER: not registered at all when off (404)
   const oidc = app.services.oidc
-  if (oidc !== undefined) await app.register(oauth2Routes, { prefix: '/oauth2', oidc })
+  if (oidc !== undefined) await app.register(oauth2Scope(oidc), { prefix: '/oauth2' })
   await app.register(docsRoutes)
+}
+
+/** /oauth2: the browser's routes inside the portal's plugins, the token endpoints inside their form and error plugin. */
+function oauth2Scope (oidc: OidcServices): (scope: FastifyInstance) => Promise<void> {
+  const routes = oauth2Routes(oidc)
+  return async function (scope) {
+    await scope.register(async (browser) => {
+      await browser.register(portalPlugin)
+      await browser.register(portalSessionPlugin)
+      await browser.register(portalErrorsPlugin)
+      await browser.register(routes.browser)
+    })
+    await scope.register(async (forms) => {
+      await forms.register(oauth2FormsPlugin)
+      await forms.register(routes.forms)
+    })
+    await scope.register(routes.userinfo)
+  }
 }
 
 /** The portal's plugins and routes in one scope of their own: its parser, headers and error pages stay inside. */

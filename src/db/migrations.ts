@@ -1,5 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
-import { oidcClients, oidcSessions } from './migrations-oidc.js'
+import { oidcClients } from './migrations-oidc.js'
+import { oidcSessions } from './oidc-migration.js'
 
 /** Versioned, append-only migrations, in the types SQLite and PostgreSQL share. */
 const migrations: Record<string, Migration> = {

@@ -22,7 +22,7 @@ export class AuthorizePageError extends Error {
 
 /** Every later error goes back to the client's redirect_uri with error, error_description, state and iss. */
 export class AuthorizeRedirectError extends Error {
-  constructor (readonly error: string, readonly description: string, readonly redirectUri: string, readonly state: string | undefined) {
+  constructor (readonly oauthError: string, readonly description: string, readonly redirectUri: string, readonly state: string | undefined) {
     super(description)
   }
 }

@@ -41,7 +41,7 @@ export class Authorizer {
 
   /** The answer on the client's redirect_uri: an error, with state and iss. */
   errorUrl (err: AuthorizeRedirectError): string {
-    return responseUrl(err.redirectUri, { error: err.error, error_description: err.description, state: err.state, iss: this.options.issuer })
+    return responseUrl(err.redirectUri, { error: err.oauthError, error_description: err.description, state: err.state, iss: this.options.issuer })
   }
 
   /** A new request (steps 1 and 2 passed) with the browser's portal session, if any. */

@@ -85,16 +85,19 @@ export class TokenLookup {
     const known = this.identify(token)
     if (known === undefined || !await this.live(known)) return INACTIVE
     const c = known.claims
-    const pick = <T>(name: string, type: string): T | undefined => (typeof c[name] === type ? c[name] as T : undefined)
+    const text = (name: string): string | undefined => (typeof c[name] === 'string' ? c[name] : undefined)
+    const number = (name: string): number | undefined => (typeof c[name] === 'number' ? c[name] : undefined)
+    const scope = text('scope')
+    const aud = text('aud')
     return {
       active: true,
-      ...(pick<string>('scope', 'string') !== undefined && { scope: pick<string>('scope', 'string') }),
+      ...(scope !== undefined && { scope }),
       ...(known.clientId !== undefined && { client_id: known.clientId }),
-      sub: pick<string>('sub', 'string'),
-      exp: pick<number>('exp', 'number'),
-      iat: pick<number>('iat', 'number'),
-      iss: pick<string>('iss', 'string'),
-      ...(pick<string>('aud', 'string') !== undefined && { aud: pick<string>('aud', 'string') }),
+      sub: text('sub'),
+      exp: number('exp'),
+      iat: number('iat'),
+      iss: text('iss'),
+      ...(aud !== undefined && { aud }),
       token_type: known.kind === 'access' ? 'Bearer' : 'refresh_token'
     }
   }

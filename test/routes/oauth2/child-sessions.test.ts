@@ -3,7 +3,7 @@ import { authHeader, changePassword, login, PASSWORD } from '../../helper.js'
 import { addClient, codeFor, exchange, flowApp, payloadOf, person, pkce, signedIn, type Flow } from './flow-support.js'
 import type { PageClient } from '../portal/support.js'
 
-/* Child sessions (§15.1): listed with client_id and client_name, and every way one ends — or does not. */
+/* Child sessions (§15.1, src/oidc/child-sessions.ts): listed with client_id and client_name, and every way one ends — or does not. */
 
 async function authorizeIn (flow: Flow, browser: PageClient, clientId: string): Promise<string> {
   const p = pkce()

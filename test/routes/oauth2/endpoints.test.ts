@@ -2,7 +2,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose'
 import t from 'tap'
 import { addClient, basicOf, codeFor, exchange, flowApp, ISSUER, payloadOf, person, pkce, signedIn, token, type Flow } from './flow-support.js'
 
-/* client_credentials (§17), /oauth2/userinfo, /oauth2/revoke (RFC 7009), /oauth2/introspect (RFC 7662). */
+/* client_credentials (§17, routes/oauth2/token.ts), /oauth2/userinfo (routes/oauth2/userinfo.ts), /oauth2/revoke (RFC 7009), /oauth2/introspect (RFC 7662). */
 
 async function form (flow: Flow, url: string, fields: Record<string, string>, clientId?: string) {
   return await flow.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded', ...(clientId !== undefined && { authorization: basicOf(flow, clientId) }) }, payload: new URLSearchParams(fields).toString() })
@@ -116,7 +116,7 @@ t.test('introspect: confidential clients only; any token gatehouse issued, activ
   const own = (await flow.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'ann@example.com', password: 'Correct-Horse-9' } })).json() as Record<string, string>
   t.match((await form(flow, '/oauth2/introspect', { token: own.access_token as string }, 'resource')).json(), { active: true, sub: claims.sub, token_type: 'Bearer' })
   for (const bad of ['garbage', tokens.id_token as string]) t.strictSame((await form(flow, '/oauth2/introspect', { token: bad }, 'resource')).json(), { active: false })
-  const spa = await flow.app.inject({ method: 'POST', url: '/oauth2/introspect', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `token=x&client_id=spa` })
+  const spa = await flow.app.inject({ method: 'POST', url: '/oauth2/introspect', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'token=x&client_id=spa' })
   t.equal(spa.statusCode, 401)
   t.equal(spa.json().error, 'invalid_client')
   await form(flow, '/oauth2/revoke', { token: tokens.access_token as string }, 'web-app')

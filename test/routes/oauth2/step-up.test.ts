@@ -6,7 +6,7 @@ import { fieldValue, PageClient } from '../portal/support.js'
 import { enrolledUser } from '../auth/two-factor/support.js'
 import { authorizeUrl, FLOW, ISSUER, payloadOf, pkce, queryOf, REDIRECT } from './flow-support.js'
 
-/* require_aal2 (§15.1 step 3): an aal1 session signs in again with a second factor (TOTP through /portal/2fa), else access_denied. */
+/* require_aal2 (§15.1 step 3, src/oidc/authorizer.ts): an aal1 session signs in again with a second factor (TOTP through /portal/2fa), else access_denied. */
 
 const p = pkce()
 
