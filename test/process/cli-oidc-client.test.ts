@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { buildFrom, createUser, databaseEnv, login, authHeader, TEST_SECRET, tempDir, testConfig } from '../helper.js'
 import { cli } from './cli-process.js'
+import { main } from '../../src/cli/main.js'
 
 /*
  * gatehouse oidc-client create|list|rotate-secret|delete (src/cli/oidc-client.ts) as a real process
@@ -66,7 +67,7 @@ t.test('create, list, rotate-secret and delete, in text and --json; the app sees
   t.equal(rotated.code, 0, rotated.stderr)
   const fresh = (JSON.parse(rotated.stdout) as { client_secret: string }).client_secret
   t.not(fresh, secret)
-  await t.rejects(oidc.clients.authenticate({ authorization: basic('grafana', secret ?? ''), body: {} }, { ip: '127.0.0.1' }), { error: 'invalid_client' }, 'the old secret is refused at once')
+  await t.rejects(oidc.clients.authenticate({ authorization: basic('grafana', secret ?? ''), body: {} }, { ip: '127.0.0.1' }), { name: 'Error', message: 'Client authentication failed' }, 'the old secret is refused at once')
   t.equal((await oidc.clients.authenticate({ authorization: basic('grafana', fresh), body: {} }, { ip: '127.0.0.1' })).clientId, 'grafana')
 
   const deleted = await cli(['oidc-client', 'delete', 'grafana'], env)
@@ -123,4 +124,22 @@ t.test('the clients of OIDC_CLIENTS_FILE: listed as read-only, every change refu
   const unset = await cli(['oidc-client', 'list'], { ...env, GITEA_SECRET: '' })
   t.equal(unset.code, 1)
   t.match(unset.stderr, /^gatehouse: Invalid configuration: OIDC_CLIENTS_FILE \S+ \[0\] \(gitea\): the secret in GITEA_SECRET must be set, 32 to 1024 characters\n$/)
+})
+
+t.test('--help on each command prints its usage and exits 0; the group lists in gatehouse --help', async (t) => {
+  const run = async (args: string[]) => {
+    let stdout = ''
+    let stderr = ''
+    const code = await main(args, { out: (text) => { stdout += text }, err: (text) => { stderr += text } })
+    return { code, stdout, stderr }
+  }
+  for (const name of ['create', 'list', 'rotate-secret', 'delete']) {
+    const help = await run(['oidc-client', name, '--help'])
+    t.equal(help.code, 0, name)
+    t.match(help.stdout, new RegExp(`^usage: gatehouse oidc-client ${name}`), name)
+    t.equal(help.stderr, '')
+  }
+  t.match((await run(['--help'])).stdout, /gatehouse oidc-client create --name <n> --redirect-uri <u>\.\.\. \[--post-logout-redirect-uri <u>\]\.\.\. \[--public\]/)
+  const missing = await run(['oidc-client', 'delete'])
+  t.strictSame(missing, { code: 2, stdout: '', stderr: 'gatehouse: missing <client_id>\nusage: gatehouse oidc-client delete <client_id>\n' })
 })
