@@ -23,11 +23,12 @@ export interface Target {
   method?: 'GET' | 'POST'
   headers?: Record<string, string>
   body?: string
-  /** a body per request instead (autocannon's setupRequest): each sign-in as another user */
+  /** a fresh body for each request (autocannon's setupRequest): each sign-in as another user, single-use credentials such as authorization codes */
   nextBody?: () => string
 }
 
-export interface Load { connections: number, pipelining: number, seconds: number }
+/** `amount`: a run of that many requests (a pool of single-use bodies), not of `seconds` */
+export interface Load { connections: number, pipelining: number, seconds: number, amount?: number }
 
 const DRAIN_TIMEOUT_MS = 60_000
 const DRAIN_STEP_MS = 500
@@ -61,7 +62,8 @@ export async function loadTest (child: Child, target: Target, load: Load): Promi
     ...(target.nextBody !== undefined && { requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, body: target.nextBody?.() }) }] }),
     connections: load.connections,
     pipelining: load.pipelining,
-    duration: load.seconds
+    duration: load.seconds,
+    ...(load.amount === undefined ? {} : { amount: load.amount })
   })
   // autocannon stops itself at the duration; this bounds it if the server stops answering
   const guard = setTimeout(() => instance.stop(), (load.seconds + 30) * 1000)

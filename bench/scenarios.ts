@@ -1,6 +1,7 @@
 import { importBcryptUsers, USER } from './client.js'
 import { argon2Test, loadTest, type Load, type Sample, type Target } from './measure.js'
 import type { NginxChain } from './nginx.js'
+import { exchangeRun, userinfoRun } from './oidc.js'
 import type { ScenarioId } from './options.js'
 import type { Peers } from './peers.js'
 import type { Argon2Child, Child } from './servers.js'
@@ -120,6 +121,26 @@ export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, u
       gatehouse: true,
       ceiling: helloCeiling,
       subject: (load, token) => loadTest(gatehouse, { path: '/auth/verify', headers: { cookie: `access_token=${token}`, accept: 'text/html', 'sec-fetch-mode': 'navigate' } }, load)
+    },
+    {
+      // an OIDC access token (RFC 9068) of a portal sign-in, as a relying party calls it
+      id: 'oidc-userinfo',
+      name: 'GET /oauth2/userinfo',
+      ceilingName: 'bare hello',
+      load: p10,
+      gatehouse: true,
+      ceiling: helloCeiling,
+      subject: (load) => userinfoRun(gatehouse, load)
+    },
+    {
+      // each request redeems a fresh code (bench/oidc.ts mints the pool): a run of CODE_POOL requests
+      id: 'oidc-code',
+      name: 'POST /oauth2/token (authorization_code)',
+      ceilingName: 'bare hello',
+      load: { connections: 10, pipelining: 1, seconds },
+      gatehouse: true,
+      ceiling: helloCeiling,
+      subject: (load) => exchangeRun(gatehouse, load)
     },
     {
       id: 'login',

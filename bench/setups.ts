@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pg from 'pg'
+import { oidcEnv } from './oidc.js'
 import type { ScenarioId, SetupId } from './options.js'
 import type { RssTargets } from './report.js'
 
@@ -84,6 +88,28 @@ export function portalEnv (): NodeJS.ProcessEnv {
   }
 }
 
+/**
+ * The OpenID Connect provider on (docs/oidc.md) beside the portal it needs, JWT_ALG=ES256: userinfo
+ * is a read judged like /auth/me's neighbours (≥ 0.50 of bare); the code exchange signs two
+ * tokens and writes a child session per request: reported.
+ */
+function oidc (): Setup {
+  let dir: string | undefined
+  return {
+    id: 'oidc',
+    title: 'SQLite, one process, the OpenID Connect provider (ENABLE_PORTAL, JWT_ALG=ES256)',
+    targets: { 'oidc-userinfo': 0.50, 'oidc-code': undefined },
+    async prepare () {
+      dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-oidc-'))
+      return { ...portalEnv(), ...oidcEnv(dir) }
+    },
+    async cleanup () {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+      dir = undefined
+    }
+  }
+}
+
 export function setupOf (id: SetupId): Setup {
   switch (id) {
     case 'sqlite':
@@ -103,6 +129,8 @@ export function setupOf (id: SetupId): Setup {
       return asymmetric(id, 'ES256')
     case 'eddsa':
       return asymmetric(id, 'EdDSA')
+    case 'oidc':
+      return oidc()
     case 'portal':
       // the sign-in pages and FORWARD_AUTH_REDIRECT on, as a production portal runs them; verify-redirect
       // is judged by the same target as the sqlite setup's verify (a valid cookie never redirects)

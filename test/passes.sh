@@ -25,7 +25,9 @@
 # A folder added to test/src runs in both passes until it is added here.
 # The other folders run once, on SQLite: test/plugins (a plugin on a bare Fastify, or one the
 # store does not matter to), test/app (the document, the SDK, the property test, which snapshots
-# the SQLite file), test/browser, test/proxies (nginx and Caddy in front of the server), test/process
+# the SQLite file), test/browser, test/proxies (nginx and Caddy in front of the server), test/oidc
+# (real relying parties of the OpenID Connect provider: openid-client, Apache with mod_auth_openidc,
+# Authlib, and two instances on PostgreSQL and Redis whatever the pass), test/process
 # (the CLI, shutdown, workers, the soak and the multi-instance suite, which uses PostgreSQL and Redis
 # whatever the pass), test/redis (the Redis-backed pieces, which use Redis whatever the pass) and
 # test/mail (the SMTP servers the mail tests use).

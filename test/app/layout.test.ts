@@ -10,6 +10,7 @@ import t from 'tap'
  */
 
 const ROOT = join(import.meta.dirname, '..', '..')
+// the whole-system folders (test/app, process, proxies, oidc, browser, postgres, redis, mail) mirror no one source
 const MIRRORED = ['test/src', 'test/plugins', 'test/routes']
 const SOURCE_PATH = /\b(?:src|plugins|routes)\/[\w./-]*?\.c?ts\b/g
 
