@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { AuthMethod, ClientFields, ClientType } from '../config/oidc-client-rules.js'
-import type { Database, OauthClientsTable } from './schema.js'
+import type { OauthClientsTable } from './feature-tables.js'
+import type { Database } from './schema.js'
 
 /** A stored client: its fields, the keyed hash of its secret (with the data key's id) and its times. */
 export interface StoredClient extends ClientFields {

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely'
-import type { Database, PasskeysTable } from './schema.js'
+import type { PasskeysTable } from './feature-tables.js'
+import type { Database } from './schema.js'
 
 export interface StoredPasskey {
   /** the credential ID, base64url */
