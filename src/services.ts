@@ -126,7 +126,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
   const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
   const recentAuth = new RecentAuthentication({ store, hasher, throttle: throttles.password, audit, maxAge: config.reauthMaxAge, clock })
   const changes = new KeyChanges(config.redisPrefix)
-  const keys = new KeyService({ store, config, ring, envelope, audit, changes, onRevoked: () => { tokens.cache.clear() }, log })
+  const keys = new KeyService({ store, config, ring, envelope, audit, changes, onRevoked: () => { tokens.cache.clear(); oidc?.flow.tokens.verified.clear() }, log })
   const recovery = new RecoveryService({
     store, hasher, secrets: new SecretHasher(config.jwtSecret), sessions, counters, settings: config, audit, log, queued: () => { mail.wake() }, twoFactor, signIns: throttles.login, events
   })

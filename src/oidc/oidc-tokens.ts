@@ -3,6 +3,7 @@ import type { User } from '../db/users.js'
 import { TokenExpired, TokenInvalid } from '../errors.js'
 import type { KeyRing } from '../keys/key-ring.js'
 import type { AuthStrength } from '../tokens/claims.js'
+import { VerifiedTokenCache } from '../tokens/verified-cache.js'
 
 /** ID tokens live five minutes: a relying party reads one once, at sign-in or at a refresh. */
 export const ID_TOKEN_TTL = 300
@@ -64,6 +65,14 @@ function headerOf (token: string): Header {
  * keys, the algorithm and the issuer pinned.
  */
 export class OidcTokens {
+  /**
+   * Access tokens whose signature passed, as §3's tokens are kept (src/tokens/verified-cache.ts):
+   * userinfo is a token check and one read, and an ES256 verification per request would be most of
+   * its cost. Revocation, the client and the scope are still checked on every request by the caller;
+   * a revoked signing key empties it (src/services.ts).
+   */
+  readonly verified = new VerifiedTokenCache<OidcAccessClaims>({ maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 })
+
   constructor (private readonly ring: KeyRing, private readonly issuer: string, private readonly audience: string | undefined) {}
 
   idToken (grant: UserGrant, withNonce: boolean): string {
@@ -124,11 +133,14 @@ export class OidcTokens {
 
   /** An access token issued to a client (typ at+jwt, with client_id); throws TokenInvalid or TokenExpired. */
   verifyAccess (token: string, nowMs: number): OidcAccessClaims {
+    const cached = this.verified.get(token, nowMs)
+    if (cached !== undefined) return cached
     const header = headerOf(token)
     if (header.typ !== 'at+jwt') throw new TokenInvalid()
     const payload = this.verify(token, header, false) as Partial<OidcAccessClaims>
     if (typeof payload.client_id !== 'string' || typeof payload.scope !== 'string' || typeof payload.exp !== 'number') throw new TokenInvalid()
     if (payload.exp * 1000 <= nowMs) throw new TokenExpired()
+    this.verified.set(token, payload as OidcAccessClaims)
     return payload as OidcAccessClaims
   }
 

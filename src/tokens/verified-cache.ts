@@ -1,6 +1,6 @@
 import type { Claims } from './claims.js'
 
-interface Entry { token: string, claims: Claims, expiresAtMs: number, bytes: number }
+interface Entry<C> { token: string, claims: C, expiresAtMs: number, bytes: number }
 
 const ENTRY_OVERHEAD_BYTES = 512
 
@@ -14,14 +14,17 @@ const KEY_LENGTH = 32
 
 const keyOf = (token: string): string => token.slice(-KEY_LENGTH)
 
-/** Only successes are stored, so an attacker's forgeries never are; never served at or after exp. */
-export class VerifiedTokenCache {
-  private readonly entries = new Map<string, Entry>()
+/**
+ * Only successes are stored, so an attacker's forgeries never are; never served at or after exp.
+ * `C`: the claims kept (§3's, or the OpenID Connect provider's access tokens).
+ */
+export class VerifiedTokenCache<C extends { exp: number } = Claims> {
+  private readonly entries = new Map<string, Entry<C>>()
   private totalBytes = 0
 
   constructor (private readonly limits: CacheLimits) {}
 
-  get (token: string, nowMs: number): Claims | undefined {
+  get (token: string, nowMs: number): C | undefined {
     const key = keyOf(token)
     const entry = this.entries.get(key)
     if (entry?.token !== token) return undefined
@@ -34,7 +37,7 @@ export class VerifiedTokenCache {
     return this.entries.get(keyOf(token))?.token === token
   }
 
-  set (token: string, claims: Claims): void {
+  set (token: string, claims: C): void {
     const bytes = token.length + ENTRY_OVERHEAD_BYTES
     if (this.limits.maxEntries <= 0 || bytes > this.limits.maxBytes || this.has(token)) return
     const key = keyOf(token)
@@ -61,7 +64,7 @@ export class VerifiedTokenCache {
     return this.totalBytes
   }
 
-  private remove (key: string, entry: Entry): void {
+  private remove (key: string, entry: Entry<C>): void {
     this.entries.delete(key)
     this.totalBytes -= entry.bytes
   }

@@ -140,3 +140,18 @@ t.test('CORS for the web_origins of public browser clients on token, userinfo, r
   t.equal(foreign.headers['access-control-allow-origin'], undefined)
   t.equal((await flow.app.inject({ method: 'GET', url: '/oauth2/userinfo', headers: { origin: 'https://evil.example' } })).headers['access-control-allow-origin'], undefined)
 })
+
+t.test('userinfo keeps verified access tokens as /api keeps its own, and a revoked signing key ends them at once', async (t) => {
+  const flow = await flowApp(t)
+  await addClient(flow, 'web-app', {})
+  const { access_token: access } = await userTokens(flow, 'web-app', 'kim@example.com')
+  const ask = async () => await flow.app.inject({ method: 'GET', url: '/oauth2/userinfo', headers: { authorization: `Bearer ${access as string}` } })
+  t.equal((await ask()).statusCode, 200)
+  t.equal((await ask()).statusCode, 200, 'the second answer comes from the verified token')
+  const { kid } = JSON.parse(Buffer.from((access as string).split('.')[0] as string, 'base64url').toString()) as { kid: string }
+  const revoked = await flow.app.inject({ method: 'DELETE', url: `/api/keys/${kid}`, headers: flow.admin })
+  t.equal(revoked.statusCode, 204, 'the key that signed the token is revoked')
+  const after = await ask()
+  t.equal(after.statusCode, 401, 'refused at once: the kept token went with the key')
+  t.equal(after.json().code, 'token_invalid')
+})
