@@ -1,15 +1,14 @@
-import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as oidc from 'openid-client'
-import pg from 'pg'
 import t, { type Test } from 'tap'
 import { PASSWORD, tempDir, TEST_SECRET } from '../helper.js'
 import { startServer } from '../process/server-process.js'
 import { freePort, TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
 import { HttpBrowser } from './browser.js'
 import { OIDC_ALG, authorizationRequest, authorizeThrough } from './support.js'
+import { freshSchema } from '../process/instances.js'
 
 /*
  * Two real server processes (src/server.ts) on one PostgreSQL schema and one Redis, one issuer
@@ -18,25 +17,9 @@ import { OIDC_ALG, authorizationRequest, authorizeThrough } from './support.js'
  * (routes/oauth2/revoke) refused by B within a second (§3's broadcast carries child sessions too).
  */
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const CALLBACK = 'http://127.0.0.1:9/callback'
 const SCOPE = 'openid email offline_access'
 const SECRET = 's'.repeat(43)
-
-async function freshSchema (t: Test): Promise<string> {
-  const schema = `gatehouse_oidc_${randomUUID().replaceAll('-', '').slice(0, 12)}`
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })
-  await admin.connect()
-  await admin.query(`create schema ${schema}`)
-  await admin.end()
-  t.teardown(async () => {
-    const dropper = new pg.Client({ connectionString: TEST_DATABASE_URL })
-    await dropper.connect()
-    await dropper.query(`drop schema ${schema} cascade`)
-    await dropper.end()
-  })
-  return `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`
-}
 
 /** One instance on `port`, stopped at teardown; resolves once /health answers 200. */
 async function instance (t: Test, port: number, env: Record<string, string>): Promise<string> {

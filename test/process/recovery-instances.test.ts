@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import t, { type Test } from 'tap'
 import { PASSWORD, tempDir, TEST_SECRET, type TestContext } from '../helper.js'
 import { startCaptureServer, type CaptureServer } from '../mail/smtp-capture.js'
@@ -8,6 +6,7 @@ import { REVOKED } from '../patterns.js'
 import { TEST_REDIS_URL, uniquePrefix } from '../redis/helper.js'
 import { resetTokenIn } from '../routes/auth/recovery/support.js'
 import { startServer } from './server-process.js'
+import { freshSchema } from './instances.js'
 
 /*
  * Account recovery across real server processes on one PostgreSQL schema and one Redis, their
@@ -15,23 +14,7 @@ import { startServer } from './server-process.js'
  * the other within a second, and two senders sharing one outbox deliver each mail exactly once.
  */
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const RESET_URL = 'https://app.example.com/reset#token={token}'
-
-async function freshSchema (t: TestContext): Promise<string> {
-  const schema = `gatehouse_recovery_${randomUUID().replaceAll('-', '').slice(0, 12)}`
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
-  await client.connect()
-  await client.query(`create schema ${schema}`)
-  await client.end()
-  t.teardown(async () => {
-    const dropper = new pg.Client({ connectionString: TEST_DATABASE_URL })
-    await dropper.connect()
-    await dropper.query(`drop schema ${schema} cascade`)
-    await dropper.end()
-  })
-  return `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`
-}
 
 interface Answer { status: number, body: unknown }
 type Call = (method: string, path: string, options?: { body?: unknown, token?: string }) => Promise<Answer>
