@@ -54,12 +54,13 @@ t.test('the issuer is PUBLIC_URL exactly, with its path; the algorithm is JWT_AL
 t.test('/openapi.json lists the clients and grants routes, never discovery; off, none of them', async (t) => {
   const on = await build(t, OIDC)
   const paths = Object.keys((await on.inject({ method: 'GET', url: '/openapi.json' })).json().paths as object)
+  // the grants with the caller's other /api/auth routes (the scope that refuses API keys), then the clients
   t.strictSame(paths.filter((p) => p.includes('oauth2') || p.includes('grants') || p.includes('well-known/o')), [
+    '/api/auth/grants',
+    '/api/auth/grants/{client_id}',
     '/api/oauth2/clients',
     '/api/oauth2/clients/{client_id}',
-    '/api/oauth2/clients/{client_id}/rotate-secret',
-    '/api/auth/grants',
-    '/api/auth/grants/{client_id}'
+    '/api/oauth2/clients/{client_id}/rotate-secret'
   ])
   const off = await build(t)
   const offPaths = Object.keys((await off.inject({ method: 'GET', url: '/openapi.json' })).json().paths as object)
