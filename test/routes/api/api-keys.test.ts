@@ -103,7 +103,8 @@ t.test('a key passes as an access token on /api/* with the key\'s claims, and on
 })
 
 t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) => {
-  const app = await build(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost' })
+  // every feature with routes under /api/auth on: passkeys, and the OpenID Connect provider's grants
+  const app = await build(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost', ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, JWT_ALG: 'ES256' })
   const user = await createUser(app)
   const { key } = await keyOf(app, user)
   const calls = [
@@ -113,7 +114,9 @@ t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) 
     { method: 'POST' as const, url: '/api/auth/change-password', payload: { current_password: user.password, new_password: 'Another-Pass-1' } },
     { method: 'GET' as const, url: '/api/auth/passkeys' },
     { method: 'PATCH' as const, url: '/api/auth/passkeys/bm90LWEtcGFzc2tleQ', payload: { name: 'renamed' } },
-    { method: 'DELETE' as const, url: '/api/auth/passkeys/bm90LWEtcGFzc2tleQ' }
+    { method: 'DELETE' as const, url: '/api/auth/passkeys/bm90LWEtcGFzc2tleQ' },
+    { method: 'GET' as const, url: '/api/auth/grants' },
+    { method: 'DELETE' as const, url: '/api/auth/grants/some-app' }
   ]
   for (const call of calls) {
     const res = await app.inject({ ...call, headers: authHeader(key) })
