@@ -31,6 +31,23 @@ const IMPORT_CHUNK = 500
 
 export interface UserChanges { name?: string, age?: number | null, roles?: string[], isSuperuser?: boolean }
 
+/** A new user's row: a created user and an imported one are written alike. */
+function rowOf (user: NewUser, createdAt: string, now: string) {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    age: user.age,
+    password_hash: user.passwordHash,
+    roles: JSON.stringify(user.roles),
+    is_superuser: user.isSuperuser ? 1 : 0,
+    credentials_version: 0,
+    ...(user.kind === 'service' && { kind: 'service' }),
+    created_at: createdAt,
+    updated_at: now
+  }
+}
+
 function toUser (row: UserRow): User {
   return {
     id: row.id,
@@ -75,19 +92,7 @@ export class UserRepository {
   /** `undefined` means the email was taken (also under a race). */
   async create (user: NewUser, now: string): Promise<User | undefined> {
     const row = await this.db.insertInto('users')
-      .values({
-        id: user.id,
-        email: user.email,
-        name: user.name,
-        age: user.age,
-        password_hash: user.passwordHash,
-        roles: JSON.stringify(user.roles),
-        is_superuser: user.isSuperuser ? 1 : 0,
-        credentials_version: 0,
-        ...(user.kind === 'service' && { kind: 'service' }),
-        created_at: now,
-        updated_at: now
-      })
+      .values(rowOf(user, now, now))
       .onConflict((oc) => oc.column('email').doNothing())
       .returningAll()
       .executeTakeFirst()
@@ -99,19 +104,7 @@ export class UserRepository {
     const inserted: string[] = []
     for (let i = 0; i < users.length; i += IMPORT_CHUNK) {
       const rows = await this.db.insertInto('users')
-        .values(users.slice(i, i + IMPORT_CHUNK).map((user) => ({
-          id: user.id,
-          email: user.email,
-          name: user.name,
-          age: user.age,
-          password_hash: user.passwordHash,
-          roles: JSON.stringify(user.roles),
-          is_superuser: user.isSuperuser ? 1 : 0,
-          email_verified: user.emailVerified ? 1 : 0,
-          credentials_version: 0,
-          created_at: user.createdAt,
-          updated_at: now
-        })))
+        .values(users.slice(i, i + IMPORT_CHUNK).map((user) => ({ ...rowOf(user, user.createdAt, now), email_verified: user.emailVerified ? 1 : 0 })))
         .onConflict((oc) => oc.doNothing())
         .returning('id')
         .execute()
