@@ -48,7 +48,11 @@ export const AUDIT_EVENTS = [
   'oidc_consent_granted',
   'oidc_grant_revoked',
   'oidc_authorized',
-  'oidc_code_replayed'
+  'oidc_code_replayed',
+  'idp_linked',
+  'idp_auto_linked',
+  'idp_link_refused',
+  'idp_unlinked'
 ] as const
 
 /** Whether the action an event records took place (a refused sign-in, a wrong current password: failure). */

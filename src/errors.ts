@@ -15,6 +15,8 @@ const CATALOGUE = {
   invalid_reset_token: { status: 400, message: 'The reset link is invalid or has expired' },
   invalid_otp: { status: 400, message: 'The code is invalid or has expired' },
   passkey_invalid: { status: 400, message: 'The passkey could not be verified' },
+  idp_invalid: { status: 400, message: 'The sign-in through the identity provider could not be verified' },
+  idp_error: { status: 400, message: 'The identity provider did not sign you in' },
   invalid_credentials: { status: 401, message: 'Invalid email or password' },
   token_missing: { status: 401, message: 'An access token is required' },
   token_invalid: { status: 401, message: 'The token is invalid' },
@@ -26,12 +28,16 @@ const CATALOGUE = {
   registration_disabled: { status: 403, message: 'Registration is disabled' },
   mfa_required: { status: 403, message: 'A second factor is required' },
   reauth_required: { status: 403, message: 'Sign in again to make this change' },
+  domain_not_allowed: { status: 403, message: 'Accounts of this email domain may not sign in here' },
+  link_refused: { status: 403, message: 'This identity cannot be connected to an existing account this way' },
+  signup_disabled: { status: 403, message: 'No account exists for this identity, and none can be created through it' },
   not_found: { status: 404, message: DETAIL },
   method_not_allowed: { status: 405, message: 'Method %s is not allowed on this resource' },
   request_timeout: { status: 408, message: 'The request took too long' },
   totp_already_enabled: { status: 409, message: 'Two-factor sign-in is already enabled' },
   too_many_passkeys: { status: 409, message: 'The account has as many passkeys as it may have' },
   last_credential: { status: 409, message: 'This is the last way to sign in to the account' },
+  identity_in_use: { status: 409, message: 'This identity is connected to another account' },
   too_many_api_keys: { status: 409, message: 'The account has as many API keys as it may have' },
   not_service_account: { status: 409, message: 'API keys are created for service accounts only' },
   client_read_only: { status: 409, message: 'The client is defined in OIDC_CLIENTS_FILE and changes only there' },
@@ -44,7 +50,8 @@ const CATALOGUE = {
   headers_too_large: { status: 431, message: 'The request headers are too large' },
   internal_error: { status: 500, message: 'An unexpected error occurred' },
   not_implemented: { status: 501, message: 'This feature is not implemented' },
-  service_unavailable: { status: 503, message: 'The service is temporarily unavailable' }
+  service_unavailable: { status: 503, message: 'The service is temporarily unavailable' },
+  idp_unavailable: { status: 503, message: 'The identity provider is unavailable, try again later' }
 } as const satisfies Record<string, CatalogueEntry>
 
 export interface CatalogueEntry {
@@ -118,6 +125,13 @@ export const LastCredential = catalogued('last_credential')
 export const TooManyApiKeys = catalogued('too_many_api_keys')
 export const NotServiceAccount = catalogued('not_service_account')
 export const ClientReadOnly = catalogued('client_read_only')
+export const IdpInvalid = catalogued('idp_invalid')
+export const IdpError = catalogued('idp_error')
+export const DomainNotAllowed = catalogued('domain_not_allowed')
+export const LinkRefused = catalogued('link_refused')
+export const SignupDisabled = catalogued('signup_disabled')
+export const IdentityInUse = catalogued('identity_in_use')
+export const IdpUnavailable = catalogued('idp_unavailable')
 
 export const UnsupportedMediaType = catalogued('unsupported_media_type')
 export const RedirectLoop = catalogued('redirect_loop')

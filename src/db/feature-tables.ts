@@ -1,4 +1,4 @@
-// the tables of the opt-in features (passkeys, API keys, the OpenID Connect provider), in the same
+// the tables of the opt-in features (passkeys, API keys, the OpenID Connect provider, external identities), in the same
 // portable subset as src/db/schema.ts, whose Database lists them
 
 export interface PasskeysTable {
@@ -118,4 +118,18 @@ export interface OauthCodesTable {
   spent_at: string | null
   child_session_id: string | null
   replayed_at: string | null
+}
+
+/** An upstream identity linked to a user (SPEC §16): no upstream token is ever kept. */
+export interface UserIdentitiesTable {
+  id: string
+  user_id: string
+  /** the provider's `id` in IDP_PROVIDERS_FILE */
+  provider: string
+  /** the provider's `sub` (oidc) or numeric user id (github) */
+  subject: string
+  /** the upstream email at the last sign-in through it (verified or not); null when it sent none */
+  email: string | null
+  created_at: string
+  last_login_at: string | null
 }

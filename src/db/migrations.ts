@@ -1,6 +1,7 @@
 import { Migrator, sql, type Kysely, type Migration } from 'kysely'
 import { passkeysMigration } from './passkeys-migration.js'
 import { oidcClients } from './migrations-oidc.js'
+import { userIdentitiesMigration } from './identities-migration.js'
 import { oidcSessions } from './oidc-migration.js'
 
 /** Versioned, append-only migrations, in the types SQLite and PostgreSQL share. */
@@ -209,7 +210,8 @@ const migrations: Record<string, Migration> = {
     }
   },
   '0016_oidc_clients': oidcClients,
-  '0017_oidc_sessions': oidcSessions
+  '0017_oidc_sessions': oidcSessions,
+  '0018_user_identities': userIdentitiesMigration
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Generated, Selectable } from 'kysely'
-import type { ApiKeysTable, OauthClientsTable, OauthCodesTable, OauthGrantsTable, OauthInteractionsTable, PasskeysTable, WebauthnChallengesTable, WebauthnUserHandlesTable } from './feature-tables.js'
+import type { ApiKeysTable, OauthClientsTable, OauthCodesTable, OauthGrantsTable, OauthInteractionsTable, PasskeysTable, UserIdentitiesTable, WebauthnChallengesTable, WebauthnUserHandlesTable } from './feature-tables.js'
 
 // portable subset of SQLite and PostgreSQL: ISO 8601 UTC text times sort as text; better-sqlite3 binds no booleans
 export interface UsersTable {
@@ -146,6 +146,7 @@ export interface Database {
   webauthn_user_handles: WebauthnUserHandlesTable
   webauthn_challenges: WebauthnChallengesTable
   api_keys: ApiKeysTable
+  user_identities: UserIdentitiesTable
   oauth_clients: OauthClientsTable
   oauth_grants: OauthGrantsTable
   totp_factors: TotpFactorsTable

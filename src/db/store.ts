@@ -2,6 +2,7 @@ import { tracingChannel } from 'node:diagnostics_channel'
 import { Kysely, sql } from 'kysely'
 import { ApiKeyRepository } from './api-keys.js'
 import { AuditEventRepository } from './audit-events.js'
+import { IdentityRepository } from './identities.js'
 import { MailOutboxRepository } from './mail-outbox.js'
 import { OauthCodeRepository } from './oauth-codes.js'
 import { OauthInteractionRepository } from './oauth-interactions.js'
@@ -33,6 +34,7 @@ export interface Store {
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
   readonly apiKeys: ApiKeyRepository
+  readonly identities: IdentityRepository
   readonly oauthInteractions: OauthInteractionRepository
   readonly oauthCodes: OauthCodeRepository
   readonly oauthClients: OauthClientRepository
@@ -58,6 +60,7 @@ class KyselyStore implements Store {
   readonly passkeys: PasskeyRepository
   readonly webauthnChallenges: WebauthnChallengeRepository
   readonly apiKeys: ApiKeyRepository
+  readonly identities: IdentityRepository
   readonly oauthInteractions: OauthInteractionRepository
   readonly oauthCodes: OauthCodeRepository
   readonly oauthClients: OauthClientRepository
@@ -75,6 +78,7 @@ class KyselyStore implements Store {
     this.passkeys = new PasskeyRepository(db, kind === 'postgres')
     this.webauthnChallenges = new WebauthnChallengeRepository(db)
     this.apiKeys = new ApiKeyRepository(db)
+    this.identities = new IdentityRepository(db)
     this.oauthInteractions = new OauthInteractionRepository(db)
     this.oauthCodes = new OauthCodeRepository(db)
     this.oauthClients = new OauthClientRepository(db)
