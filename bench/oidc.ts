@@ -84,7 +84,7 @@ const TOKEN_HEADERS = { 'content-type': 'application/x-www-form-urlencoded', aut
 const exchangeBody = (code: string) => new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: VERIFIER }).toString()
 
 /** An OIDC access token of the benchmark user for the benchmark client. */
-async function oidcAccessToken (child: Child): Promise<string> {
+export async function oidcAccessToken (child: Child): Promise<string> {
   const [code = ''] = await mintCodes(child, await portalSession(child), 1)
   const res = await fetch(`${child.url}/oauth2/token`, { method: 'POST', headers: TOKEN_HEADERS, body: exchangeBody(code) })
   const body = await res.json() as { access_token?: string }

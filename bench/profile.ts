@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createUser, signIn, USER } from './client.js'
 import { loadTest, type Target } from './measure.js'
+import { oidcAccessToken, oidcEnv } from './oidc.js'
 import { startBare, startGatehouse, stop, stopAll, type Child } from './servers.js'
 import { portalEnv } from './setups.js'
 
@@ -11,8 +12,10 @@ import { portalEnv } from './setups.js'
  * `node --cpu-prof`, and where its CPU went, per request: the functions and the packages with the
  * most self time, and the functions with the most time including their callees. `<path>` is a
  * gatehouse path (`/auth/me`, `/auth/verify`, `/api/users/self` for the signed-in user's own
- * record, `/portal/login` with the sign-in pages on and no cookie, as a first visit), `login` (POST /auth/login; the profile is the main thread's, argon2 hashes on libuv's
- * pool) or `bare` for the bare ceiling. The profile is kept for a flame graph (Chrome DevTools,
+ * record, `/portal/login` with the sign-in pages on and no cookie, as a first visit,
+ * `/oauth2/userinfo` with an OIDC access token in the `oidc` setup's server), `login` (POST
+ * /auth/login; the profile is the main thread's, argon2 hashes on libuv's pool) or `bare` for the
+ * bare ceiling. OIDC=1 runs any other path in the `oidc` setup's server too, to compare in one setup. The profile is kept for a flame graph (Chrome DevTools,
  * speedscope). Not part of `npm test`.
  */
 interface CallFrame { functionName: string, url: string, lineNumber: number }
@@ -83,8 +86,11 @@ function summarize (profile: Profile, requests: number): string {
 async function server (): Promise<{ child: Child, target: Target }> {
   if (path === 'bare') return { child: await startBare(dir, nodeArgs), target: { path: '/' } }
   const portal = path.startsWith('/portal/')
-  const child = await startGatehouse(dir, 'gatehouse', portal ? portalEnv() : {}, nodeArgs)
+  const oidc = path === '/oauth2/userinfo' || process.env.OIDC === '1'
+  const env = oidc ? { ...portalEnv(), ...oidcEnv(dir) } : portal ? portalEnv() : {}
+  const child = await startGatehouse(dir, 'gatehouse', env, nodeArgs)
   await createUser(child)
+  if (path === '/oauth2/userinfo') return { child, target: { path, headers: { authorization: `Bearer ${await oidcAccessToken(child)}` } } }
   if (path === 'login') {
     const body = JSON.stringify({ email: USER.email, password: USER.password })
     return { child, target: { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body } }

@@ -90,15 +90,16 @@ export function portalEnv (): NodeJS.ProcessEnv {
 
 /**
  * The OpenID Connect provider on (docs/oidc.md) beside the portal it needs, JWT_ALG=ES256: userinfo
- * is a read judged like /auth/me's neighbours (≥ 0.50 of bare); the code exchange signs two
- * tokens and writes a child session per request: reported.
+ * is a read judged like /auth/me's neighbours (≥ 0.50 of bare), and /auth/me of the same process
+ * is reported beside it (the same token check and user read, for §3's token); the code exchange
+ * signs two tokens and writes a child session per request: reported.
  */
 function oidc (): Setup {
   let dir: string | undefined
   return {
     id: 'oidc',
     title: 'SQLite, one process, the OpenID Connect provider (ENABLE_PORTAL, JWT_ALG=ES256)',
-    targets: { 'oidc-userinfo': 0.50, 'oidc-code': undefined },
+    targets: { me: undefined, 'oidc-userinfo': 0.50, 'oidc-code': undefined },
     async prepare () {
       dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-oidc-'))
       return { ...portalEnv(), ...oidcEnv(dir) }
