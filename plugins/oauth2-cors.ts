@@ -28,11 +28,18 @@ export default fp(async function oauth2CorsPlugin (fastify: FastifyInstance) {
 
   const endpointOf = (request: FastifyRequest): string => (request.url.split('?', 1)[0] ?? '').split('/').pop() ?? ''
 
-  fastify.addHook('onRequest', async (request, reply) => {
+  // callback style, not async: a relying party's server sends no Origin, and pays no promise for it
+  fastify.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin
-    if (origin === undefined || !CORS_PATHS.has(endpointOf(request))) return
+    if (origin === undefined || !CORS_PATHS.has(endpointOf(request))) {
+      done()
+      return
+    }
     reply.header('vary', 'Origin')
-    if (await allowed(origin)) reply.header('access-control-allow-origin', origin)
+    allowed(origin).then((yes) => {
+      if (yes) reply.header('access-control-allow-origin', origin)
+      done()
+    }, done)
   })
 
   for (const endpoint of CORS_PATHS) {
