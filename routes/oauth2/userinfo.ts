@@ -1,5 +1,7 @@
 import formbody from '@fastify/formbody'
+import type { Static } from '@sinclair/typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { UserinfoResponse } from '../../schemas/oauth2.js'
 import { TokenInvalid, TokenMissing, TokenRevoked } from '../../src/errors.js'
 import { bearerToken } from '../../src/http/credentials.js'
 import { userClaims } from '../../src/oidc/oidc-tokens.js'
@@ -17,19 +19,21 @@ const userinfoRoutes = (oidc: OidcServices): FastifyPluginAsync => async (fastif
   fastify.removeAllContentTypeParsers()
   await fastify.register(formbody, { bodyLimit: fastify.config.bodyLimit })
 
-  async function userinfo (request: FastifyRequest): Promise<Record<string, unknown>> {
+  async function userinfo (request: FastifyRequest): Promise<Static<typeof UserinfoResponse>> {
     const header = request.headers.authorization
     const token = header === undefined ? undefined : bearerToken(header)
     if (token === undefined) throw new TokenMissing()
     const claims = flow.tokens.verifyAccess(token, Date.now())
-    if (claims.session_id === undefined || !claims.scope.split(' ').includes('openid')) throw new TokenInvalid()
+    const scopes = claims.scope.split(' ')
+    if (claims.session_id === undefined || !scopes.includes('openid')) throw new TokenInvalid()
     if (flow.revocations.has(claims.session_id)) throw new TokenRevoked()
     const user = await users.findById(claims.sub)
     if (user === undefined) throw new TokenRevoked()
-    return { sub: user.id, ...userClaims(user, claims.scope.split(' ')) }
+    return userClaims(user, scopes, { sub: user.id })
   }
 
-  const options = { schema: { hide: true }, config: { noStore: true } }
+  // the response schema serializes it (fast-json-stringify) and is its output filter
+  const options = { schema: { hide: true, response: { 200: UserinfoResponse } }, config: { noStore: true } }
   fastify.get('/userinfo', options, userinfo)
   fastify.post('/userinfo', options, userinfo)
 }

@@ -134,6 +134,14 @@ t.test('CORS for the web_origins of public browser clients on token, userinfo, r
   const call = await flow.app.inject({ method: 'POST', url: '/oauth2/token', headers: { origin: 'https://spa.example', 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=authorization_code&client_id=spa&code=x' })
   t.equal(call.headers['access-control-allow-origin'], 'https://spa.example')
   t.equal(call.json().error, 'invalid_grant')
+  // a browser may read userinfo's refusal too; a call without Origin (a relying party's server) gets no CORS header
+  const refused = await flow.app.inject({ method: 'GET', url: '/oauth2/userinfo', headers: { origin: 'https://spa.example' } })
+  t.equal(refused.statusCode, 401)
+  t.match(refused.headers, { 'access-control-allow-origin': 'https://spa.example', vary: 'Origin' })
+  t.strictSame(refused.json(), { error: 'Unauthorized', message: 'An access token is required', code: 'token_missing' })
+  const server = await flow.app.inject({ method: 'GET', url: '/oauth2/userinfo' })
+  t.equal(server.headers['access-control-allow-origin'], undefined)
+  t.equal(server.headers.vary, undefined)
   // negative control: another origin is not allowed
   const foreign = await flow.app.inject({ method: 'OPTIONS', url: '/oauth2/userinfo', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } })
   t.equal(foreign.statusCode, 204)
