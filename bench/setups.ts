@@ -91,7 +91,7 @@ export function portalEnv (): NodeJS.ProcessEnv {
 /**
  * The OpenID Connect provider on (docs/oidc.md) beside the portal it needs, JWT_ALG=ES256: userinfo
  * is a read judged like /auth/me's neighbours (≥ 0.50 of bare), and /auth/me of the same process
- * is reported beside it (the same token check and user read, for §3's token); the code exchange
+ * is reported beside it (the same token check and user read, for a sign-in's access token); the code exchange
  * signs two tokens and writes a child session per request: reported.
  */
 function oidc (): Setup {
