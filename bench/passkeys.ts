@@ -56,7 +56,7 @@ async function enrol (child: Child, prefix: string, token?: string): Promise<Sof
  * gatehouse's users, each with a passkey: sign-ins spread over them as in a real deployment. A
  * sign-in also bounds its user's sessions by SESSIONS_MAX_PER_USER (100): reading whether the user
  * is over it costs more the more sessions the user holds, and a user over it has the oldest revoked.
- * With the default 200 users a run of 3 × 2000 sign-ins leaves each about 40, under the bound, as
+ * With the default 200 users a run of 3 × 2000 sign-ins leaves each about 35, under the bound, as
  * most users are; `users=40` takes each past it in the third round. Made by the seeded admin, four at
  * a time (each costs two argon2 hashes); each signs in once with the password.
  */
