@@ -78,7 +78,9 @@ const RECORD_REQUESTS = `{
  * before that lets the conditional request sign in by itself, racing the button's.
  */
 async function besideConditional (page: Page): Promise<unknown> {
-  await page.waitForFunction('window.__credentialRequests?.includes("conditional")')
+  // a function, not a string: Playwright polls a string predicate through eval() in the page, which the
+  // page's CSP (no 'unsafe-eval') refused in a run under load
+  await page.waitForFunction(() => (globalThis as { __credentialRequests?: string[] }).__credentialRequests?.includes('conditional') === true)
   return await page.evaluate('navigator.credentials.get({ publicKey: { challenge: new Uint8Array(32) } }).then(() => "resolved", (err) => err.name + ": " + err.message)')
 }
 
