@@ -26,6 +26,8 @@ declare module 'autocannon' {
   }
   interface Instance extends Promise<Result> {
     stop (): void
+    /** each response as it arrives (bench/passkeys.ts times the run by the last) */
+    on (event: 'response', listener: () => void): this
   }
   function autocannon (options: Options): Instance
   export default autocannon

@@ -187,6 +187,17 @@ export class SessionRepository {
     return this.db.isTransaction ? await run(this.db) : await this.db.transaction().execute(run)
   }
 
+  /**
+   * Whether the user holds more than `keep` live sessions: one read, no write. A sign-in asks it
+   * after its own insert, so of sign-ins at once the last to ask sees every one of them.
+   */
+  async holdsMoreThan (userId: string, keep: number, now: string): Promise<boolean> {
+    const row = await this.db.selectFrom('sessions').select('id')
+      .where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', now)
+      .limit(1).offset(keep).executeTakeFirst()
+    return row !== undefined
+  }
+
   async listLive (userId: string, now: string): Promise<Session[]> {
     const rows = await this.db.selectFrom('sessions').selectAll()
       .where('user_id', '=', userId)

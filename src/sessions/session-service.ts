@@ -119,7 +119,10 @@ export class SessionService {
     }, user.credentialsVersion)
     if (!stored) throw new InvalidCredentials()
     const max = this.options.settings.sessionsMaxPerUser
-    if (max !== undefined) await this.revoke({ userId: user.id, keepNewest: max }, { reason: 'session_limit' }, context ?? { ip: 'unknown' })
+    // a read first: the revoking transaction (a write, whatever it finds) only for a user over the bound
+    if (max !== undefined && await this.store.sessions.holdsMoreThan(user.id, max, iso(nowMs))) {
+      await this.revoke({ userId: user.id, keepNewest: max }, { reason: 'session_limit' }, context ?? { ip: 'unknown' })
+    }
     return this.pair(user, refresh, access)
   }
 

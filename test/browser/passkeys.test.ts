@@ -60,6 +60,30 @@ async function registered (t: Test, b: Browsing, origin: string, user: CreatedUs
   await b.context.clearCookies()
 }
 
+/**
+ * An init script: each navigator.credentials.get() leaves its mediation in window.__credentialRequests
+ * and goes on to the browser's own, so a test can wait for the request the page itself starts.
+ */
+const RECORD_REQUESTS = `{
+  const get = navigator.credentials.get.bind(navigator.credentials)
+  window.__credentialRequests = []
+  navigator.credentials.get = (options) => { window.__credentialRequests.push(options?.mediation ?? 'optional'); return get(options) }
+}`
+
+/**
+ * Waits until the conditional request the sign-in page starts on load is pending in the browser, then
+ * answers what a second request beside it gets (refused while one is pending; the same channel, so
+ * the refusal also means the browser has taken the page's request). Only then may presence come back:
+ * the virtual authenticator answers a request that starts while presence is on, so presence restored
+ * before that lets the conditional request sign in by itself, racing the button's.
+ */
+async function besideConditional (page: Page): Promise<unknown> {
+  // a function, not a string: Playwright polls a string predicate through eval() in the page, which the
+  // page's CSP (no 'unsafe-eval') refused in a run under load
+  await page.waitForFunction(() => (globalThis as { __credentialRequests?: string[] }).__credentialRequests?.includes('conditional') === true)
+  return await page.evaluate('navigator.credentials.get({ publicKey: { challenge: new Uint8Array(32) } }).then(() => "resolved", (err) => err.name + ": " + err.message)')
+}
+
 const cookieNames = async (context: BrowserContext): Promise<string[]> => (await context.cookies()).map((c) => c.name).sort()
 const claimsOf = async (context: BrowserContext): Promise<Record<string, unknown>> => {
   const token = (await context.cookies()).find((c) => c.name === 'access_token')?.value ?? ''
@@ -93,6 +117,7 @@ t.test('the button\'s modal request signs in once the conditional one is aborted
   const { app, origin } = await portal(t)
   const user = await createUser(app)
   const b = await browse(t)
+  await b.page.addInitScript(RECORD_REQUESTS)
   await registered(t, b, origin, user)
 
   // no presence: the conditional request the page starts on load waits, as for a person who has not chosen
@@ -105,8 +130,7 @@ t.test('the button\'s modal request signs in once the conditional one is aborted
   t.ok(await button.isVisible(), 'passkeys.js shows the button')
   t.same(await axeViolations(b.page), [], 'the sign-in page with the passkey button')
   // the negative control: a second request while the page's conditional one is pending is refused
-  const beside = await b.page.evaluate('navigator.credentials.get({ publicKey: { challenge: new Uint8Array(32) } }).then(() => "resolved", (err) => err.name + ": " + err.message)')
-  t.equal(beside, 'OperationError: A request is already pending.')
+  t.equal(await besideConditional(b.page), 'OperationError: A request is already pending.')
 
   await b.authenticator.presence(true)
   const [landed] = await Promise.all([b.page.waitForURL(rd), button.click()])
@@ -164,6 +188,7 @@ t.test('removed: the account page removes the passkey, its authenticator is refu
   const { app, origin } = await portal(t)
   const user = await createUser(app)
   const b = await browse(t)
+  await b.page.addInitScript(RECORD_REQUESTS)
   await registered(t, b, origin, user)
   await passwordSignIn(b, origin, user)
   await b.page.getByLabel('Passkey to remove').selectOption({ index: 0 })
@@ -173,14 +198,19 @@ t.test('removed: the account page removes the passkey, its authenticator is refu
   t.equal((await b.authenticator.credentials()).length, 1, 'the authenticator still holds it')
   await b.context.clearCookies()
 
+  // presence only once the page's conditional request is pending: the button's modal request answers, alone
+  const posted: string[] = []
+  b.page.on('request', (r) => { if (r.method() === 'POST' && r.url() === `${origin}/portal/passkey`) posted.push(r.url()) })
   await b.authenticator.presence(false)
   await b.page.goto(`${origin}/portal/login`)
+  t.equal(await besideConditional(b.page), 'OperationError: A request is already pending.')
   await b.authenticator.presence(true)
   const [refused] = await Promise.all([b.page.waitForNavigation(), b.page.getByRole('button', { name: 'Sign in with a passkey' }).click()])
   t.equal(refused?.status(), 400)
   t.equal(b.page.url(), `${origin}/portal/passkey`)
   t.equal(await b.page.locator('#form-error').getAttribute('data-code'), 'passkey_invalid')
   t.same(await axeViolations(b.page), [], 'the sign-in page after a refused passkey')
+  t.equal(posted.length, 1, 'one assertion posted, the button\'s: the conditional request did not answer too')
   t.same(await cookieNames(b.context), ['__Host-gh_csrf'])
 
   await b.authenticator.remove()

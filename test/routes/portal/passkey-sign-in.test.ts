@@ -44,6 +44,8 @@ t.test('an assertion posted by the sign-in page: 303 to the return URL with the 
   const app = await portalApp(t, PASSKEYS)
   const user = await createUser(app)
   const authenticator = await withPasskey(app, user)
+  // the control: a password sign-in through the same portal is audited with detail portal
+  t.equal((await new PageClient(app).post('/portal/login', { email: user.email, password: user.password })).statusCode, 303)
   const browser = new PageClient(app)
   const rd = `${PORTAL_ORIGIN}/auth/me`
   const res = await postAssertion(browser, app, authenticator, rd)
@@ -53,8 +55,9 @@ t.test('an assertion posted by the sign-in page: 303 to the return URL with the 
   t.match(claimsOf(browser.jar.get('access_token') ?? ''), { user_id: user.id, aal: 'aal2', amr: ['pop', 'mfa'] })
   const me = await browser.get('/auth/me')
   t.match(me.json(), { email: user.email })
-  // (the first row is the password sign-in that registered the passkey)
-  t.match((await auditRows(app, 'login_succeeded')).at(-1), { userId: user.id, detail: 'portal' }, 'a sign-in of the portal\'s')
+  // (the first row is the JSON password sign-in that registered the passkey)
+  t.strictSame((await auditRows(app, 'login_succeeded')).map((r) => [r.userId, r.detail]), [[user.id, null], [user.id, 'portal'], [user.id, 'passkey']],
+    'a passkey sign-in says passkey through the portal too; the portal\'s password sign-in says portal')
 
   const other = new PageClient(app)
   const refused = await postAssertion(other, app, authenticator, 'https://evil.example/')
@@ -126,6 +129,7 @@ t.test('the second step with a passkey: the page carries that user\'s request op
   t.equal(res.headers.location, rd)
   t.match(claimsOf(browser.jar.get('access_token') ?? ''), { user_id: user.id, aal: 'aal2', amr: ['pwd', 'pop', 'mfa'] })
   t.notOk(browser.jar.has('__Host-gh_flow'), 'the pending step is over')
+  t.match((await auditRows(app, 'login_succeeded')).at(-1), { userId: user.id, detail: 'passkey' }, 'the passkey as second factor says passkey too')
 })
 
 t.test('with passkeys off the two-factor form takes no credential (422, as before)', async (t) => {
