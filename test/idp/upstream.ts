@@ -65,7 +65,8 @@ function memoryAdapter (): AdapterConstructor {
   }
 }
 
-const CLAIMS = { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] }
+// amr with openid: the ID token of a code flow carries only what the openid scope names (conformIdTokenClaims)
+const CLAIMS = { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] }
 
 async function signingKeys (): Promise<{ keys: Array<Record<string, unknown>> }> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
