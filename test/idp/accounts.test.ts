@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createUser } from '../helper.js'
 import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
-import { startUpstream } from './upstream.js'
+import { startUpstream, stopUpstream } from './upstream.js'
 
 /*
  * The decision table's rows without an email match (src/idp/decision.ts, src/idp/idp-accounts.ts):
@@ -11,7 +11,7 @@ import { startUpstream } from './upstream.js'
 
 const IDS = ['open', 'closed', 'domain'] as const
 const upstream = await startUpstream(IDS.map((id) => ({ client_id: id, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri(id)] })))
-t.teardown(upstream.stop)
+t.teardown(async () => { await stopUpstream(upstream) })
 
 // ENABLE_REGISTER stays off: allow_signup is set per provider, `closed` takes the default (off)
 const app = await idpApp(t, [

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startGithubDouble } from './github-double.js'
+import { startGithubDouble, stopGithubDouble } from './github-double.js'
 import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, refusal } from './support.js'
 
 /*
@@ -9,7 +9,7 @@ import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser,
  */
 
 const github = await startGithubDouble({ clientId: 'Iv1.gatehouse', clientSecret: CLIENT_SECRET })
-t.teardown(github.stop)
+t.teardown(async () => { await stopGithubDouble(github) })
 const app = await idpApp(t, [
   { id: 'github', type: 'github', display_name: 'GitHub', client_id: 'Iv1.gatehouse', github_url: github.url, github_api_url: github.apiUrl, allow_signup: true, role_mapping: { claim: 'login', values: { octocat: ['admin'] } } }
 ])

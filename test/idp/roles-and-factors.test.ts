@@ -4,7 +4,7 @@ import { enrolledUser, oathtool, testClock, TOTP_ON } from '../routes/auth/two-f
 import { ceremony, registerWith } from '../routes/passkeys/support.js'
 import { SoftAuthenticator } from '../webauthn-authenticator.js'
 import { accessClaims, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri } from './support.js'
-import { startUpstream } from './upstream.js'
+import { startUpstream, stopUpstream } from './upstream.js'
 
 /*
  * What a sign-in through a provider grants (src/idp/idp-accounts.ts, src/idp/identity.ts): the
@@ -15,7 +15,7 @@ import { startUpstream } from './upstream.js'
 
 const IDS = ['corp', 'trusted'] as const
 const upstream = await startUpstream(IDS.map((id) => ({ client_id: id, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri(id)] })))
-t.teardown(upstream.stop)
+t.teardown(async () => { await stopUpstream(upstream) })
 
 const clock = testClock()
 const MAPPING = { claim: 'groups', values: { admins: ['admin'], staff: ['staff', 'reader'] } }
