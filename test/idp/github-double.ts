@@ -13,7 +13,14 @@ import { formOf, listenOnLoopback, sendJson as json, stopServer } from './http-d
 
 export interface GithubEmail { email: string, primary: boolean, verified: boolean, visibility?: 'public' | 'private' | null }
 
-export interface GithubUser { id: number, login: string, name?: string | null, emails: GithubEmail[] }
+export interface GithubUser {
+  id: number
+  login: string
+  name?: string | null
+  emails: GithubEmail[]
+  /** /user/emails answers this status (and `{"message": "…"}`) instead of the list */
+  emailsStatus?: number
+}
 
 export type GithubScript = GithubUser | { error: string, error_description?: string }
 
@@ -65,6 +72,7 @@ export async function startGithubDouble (client: { clientId: string, clientSecre
     const user = tokens.get((req.headers.authorization ?? '').replace(/^(Bearer|token) /i, ''))
     if (user === undefined) return json(res, 401, { message: 'Bad credentials' })
     if (path === '/user') return json(res, 200, { id: user.id, login: user.login, name: user.name ?? null, email: user.emails.find((e) => e.visibility === 'public')?.email ?? null })
+    if (path === '/user/emails' && user.emailsStatus !== undefined) return json(res, user.emailsStatus, { message: 'scripted failure' })
     if (path === '/user/emails') return json(res, 200, user.emails.map((e) => ({ visibility: null, ...e })))
     json(res, 404, { message: 'Not Found' })
   }

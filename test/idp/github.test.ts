@@ -74,3 +74,10 @@ t.test('GitHub\'s error answers: access_denied is a cancelled sign-in; a code Gi
   t.strictSame(answerOf(await browser.get(`${url.pathname}${url.search}`)), refusal(400, 'idp_invalid', 'Sign-in failed', 'The answer from GitHub could not be verified. Start the sign-in again.'))
   t.equal(await app.store.users.findByEmail('seven@example.com'), undefined)
 })
+
+t.test('GitHub\'s API failing: a 5xx is idp_unavailable, another refusal idp_invalid', async (t) => {
+  github.script({ id: 8, login: 'eight', emails: [], emailsStatus: 502 })
+  t.strictSame(answerOf((await new IdpBrowser(app).signIn('github')).callback), refusal(503, 'idp_unavailable', 'Sign-in unavailable', 'GitHub is unavailable. Try again in a moment.'))
+  github.script({ id: 8, login: 'eight', emails: [], emailsStatus: 403 })
+  t.strictSame(answerOf((await new IdpBrowser(app).signIn('github')).callback), refusal(400, 'idp_invalid', 'Sign-in failed', 'The answer from GitHub could not be verified. Start the sign-in again.'))
+})

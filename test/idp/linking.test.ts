@@ -172,3 +172,18 @@ t.test('a link started by one user does not complete for another signed in meanw
   t.strictSame(answerOf(res), refusal(400, 'idp_invalid', 'Sign-in failed', 'The answer from After SSO could not be verified. Start the sign-in again.'))
   t.equal(await identityOf('after', 'switch-me'), undefined)
 })
+
+t.test('a pending link whose identity was linked meanwhile completes nothing, and the sign-in still succeeds', async (t) => {
+  for (const owner of ['another account', 'the same account'] as const) {
+    const user = await matching()
+    const browser = new IdpBrowser(app)
+    t.equal((await browser.signIn('after')).callback.statusCode, 200)
+    const ownerId = owner === 'the same account' ? user.id : (await createUser(app)).id
+    await app.store.identities.insert({ id: crypto.randomUUID(), userId: ownerId, provider: 'after', subject: user.sub, email: null, createdAt: new Date().toISOString(), lastLoginAt: null })
+    const linkedBefore = (await auditOf(app, 'idp_linked')).length
+    const local = await browser.post('/portal/login', { email: user.email, password: user.password })
+    t.equal(local.statusCode, 303, owner)
+    t.match(await identityOf('after', user.sub), { userId: ownerId }, `${owner}: the link made meanwhile stands`)
+    t.equal((await auditOf(app, 'idp_linked')).length, linkedBefore, `${owner}: no idp_linked`)
+  }
+})
