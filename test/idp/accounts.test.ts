@@ -16,7 +16,8 @@ t.teardown(async () => { await stopUpstream(upstream) })
 // ENABLE_REGISTER stays off: allow_signup is set per provider, `closed` takes the default (off)
 const app = await idpApp(t, [
   { id: 'open', client_id: 'open', type: 'oidc', display_name: 'Open SSO', issuer: upstream.issuer, allow_signup: true },
-  { id: 'closed', client_id: 'closed', type: 'oidc', display_name: 'Closed SSO', issuer: upstream.issuer },
+  // a display name with markup in it: every page escapes it
+  { id: 'closed', client_id: 'closed', type: 'oidc', display_name: 'Closed <b>SSO</b> & "co"', issuer: upstream.issuer },
   { id: 'domain', client_id: 'domain', type: 'oidc', display_name: 'Domain SSO', issuer: upstream.issuer, allow_signup: true, allowed_domains: ['corp.example'] }
 ], { DEFAULT_ROLES: 'user,reader' })
 
@@ -65,7 +66,11 @@ t.test('no local user and no sign-up: 403 signup_disabled (audited idp_link_refu
   for (const [label, provider, script] of cases) {
     upstream.script(script)
     const { callback } = await new IdpBrowser(app).signIn(provider)
-    t.strictSame(answerOf(callback), SIGNUP_DISABLED(provider === 'open' ? 'Open SSO' : 'Closed SSO'), label)
+    t.strictSame(answerOf(callback), SIGNUP_DISABLED(provider === 'open' ? 'Open SSO' : 'Closed <b>SSO</b> & "co"'), label)
+    if (provider === 'closed') {
+      t.match(callback.body, 'this Closed &lt;b&gt;SSO&lt;/b&gt; &amp; &quot;co&quot; identity', 'escaped')
+      t.notMatch(callback.body, '<b>SSO</b>')
+    }
     t.strictSame(cookiesSet(callback), ['__Host-gh_idp=', '__Host-gh_csrf=…'], `${label}: no session`)
   }
   t.equal(await app.store.users.findByEmail('closed@example.com'), undefined)
