@@ -27,10 +27,11 @@
 # store does not matter to), test/app (the document, the SDK, the property test, which snapshots
 # the SQLite file), test/browser, test/proxies (nginx and Caddy in front of the server), test/oidc
 # (real relying parties of the OpenID Connect provider: openid-client, Apache with mod_auth_openidc,
-# Authlib, and two instances on PostgreSQL and Redis whatever the pass), test/process
-# (the CLI, shutdown, workers, the soak and the multi-instance suite, which uses PostgreSQL and Redis
-# whatever the pass), test/redis (the Redis-backed pieces, which use Redis whatever the pass) and
-# test/mail (the SMTP servers the mail tests use).
+# Authlib, and two instances on PostgreSQL and Redis whatever the pass), test/idp (sign-in through
+# upstream identity providers: oidc-provider, a jose signer and a GitHub double on loopback),
+# test/process (the CLI, shutdown, workers, the soak and the multi-instance suite, which uses
+# PostgreSQL and Redis whatever the pass), test/redis (the Redis-backed pieces, which use Redis
+# whatever the pass) and test/mail (the SMTP servers the mail tests use).
 # In CI the second pass is mandatory. Exits non-zero if either pass failed.
 set -uo pipefail
 if [ "${CI:-}" = true ] && [ -z "${TEST_DATABASE_URL:-}" ]; then

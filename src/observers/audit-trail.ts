@@ -30,9 +30,9 @@ export class AuditTrail {
   ) {}
 
   readonly sink: AuditSink = ({ event, outcome = 'success', actorId, userId, sessionId, email, detail = undefined }, { ip, via }) => {
-    // a sign-in through the portal says so (its method is in the session's amr), but for a passkey's;
-    // other events keep their own detail
-    if (via !== undefined && (detail === undefined || (event === 'login_succeeded' && !METHOD_DETAILS.has(detail)))) detail = via
+    // a sign-in through the portal says so (its method is in the session's amr), but for a passkey's and an
+    // identity provider's (`idp:<id>`, its second step included); other events keep their own detail
+    if (via !== undefined && (detail === undefined || (event === 'login_succeeded' && !METHOD_DETAILS.has(detail) && !detail.startsWith('idp:')))) detail = via
     this.log.info({ audit: event, outcome, actor_id: actorId, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
     if (this.pending >= PENDING_LIMIT) {
       this.dropped++

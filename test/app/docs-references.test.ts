@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { main } from '../../src/cli/main.js'
 import { ConfigSchema } from '../../src/config/config.js'
-import { build } from '../helper.js'
+import { build, tempDir } from '../helper.js'
 import { ROOT } from '../process/server-process.js'
 
 /**
@@ -111,6 +111,13 @@ async function cliCommands (): Promise<Set<string>> {
   return commands
 }
 
+function githubProvidersFile (t: Parameters<typeof build>[0]): string {
+  const dir = tempDir(t)
+  writeFileSync(join(dir, 'secret'), 'github-client-secret', { mode: 0o600 })
+  writeFileSync(join(dir, 'providers.json'), JSON.stringify([{ id: 'github', type: 'github', display_name: 'GitHub', client_id: 'x', client_secret_file: join(dir, 'secret') }]))
+  return join(dir, 'providers.json')
+}
+
 async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
   const app = await build(t, {
     METRICS_ENABLED: true,
@@ -126,7 +133,10 @@ async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
     ENABLE_API_KEYS: true,
     // the OpenID Connect provider (docs/oidc.md), which needs an asymmetric JWT_ALG
     ENABLE_OIDC_PROVIDER: true,
-    JWT_ALG: 'ES256'
+    JWT_ALG: 'ES256',
+    // sign-in through a provider (docs/identity-providers.md): a GitHub one, which needs no discovery
+    ENABLE_IDP_LOGIN: true,
+    IDP_PROVIDERS_FILE: githubProvidersFile(t)
   })
   const settings = new Set([...Object.keys(ConfigSchema.properties), ...Object.keys(NOT_SETTINGS), ...harnessVariables()])
   return {
