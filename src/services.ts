@@ -24,6 +24,7 @@ import type { TwoFactorService } from './two-factor/two-factor-service.js'
 import type { PasskeyService } from './passkeys/passkey-service.js'
 import { normalizeEmail, UserService } from './accounts/users.js'
 import { RecentAuthentication } from './accounts/recent-auth.js'
+import { Credentials } from './accounts/credentials.js'
 import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
@@ -117,11 +118,12 @@ export async function createServices (options: ServiceOptions): Promise<Services
       queued: () => { mail.wake() },
       clock
     }, config.jwtSecret)
+  const credentials = new Credentials({ passkeys: config.passkeys !== undefined, providers: [] })
   // config.ts asks DATA_ENCRYPTION_KEYS (generated in development) whenever passkeys are on; the library is loaded only then
   const passkeys = config.passkeys === undefined
     ? undefined
     : new (await import('./passkeys/passkey-service.js')).PasskeyService({
-      store, sessions, twoFactor, audit, settings: config.passkeys, dataKeys: config.dataEncryptionKeys ?? [], notify: mailConfigured(config), queued: () => { mail.wake() }, clock
+      store, sessions, twoFactor, audit, credentials, settings: config.passkeys, dataKeys: config.dataEncryptionKeys ?? [], notify: mailConfigured(config), queued: () => { mail.wake() }, clock
     })
   const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
   const recentAuth = new RecentAuthentication({ store, hasher, throttle: throttles.password, audit, maxAge: config.reauthMaxAge, clock })
