@@ -5,6 +5,7 @@ import { accountConfig, AccountSettings, type AccountConfig } from './accounts.j
 import { apiKeySettings, ApiKeySettings, type ApiKeyConfig } from './api-keys.js'
 import { authzConfig, AuthzSettings, type AuthzConfig } from './authz.js'
 import { breachedPasswordsConfig, BreachedPasswordsSettings, type BreachedPasswordsConfig } from './breached-passwords.js'
+import { idpSettings, IdpSettings, type IdpConfig } from './idp.js'
 import { KeysConfigSchema, keysSettings, type KeysConfig } from './keys.js'
 import { limitConfig, LimitSettings, type LimitConfig } from './limits.js'
 import { mailSettings, MailSettingsSchema, type MailConfig } from './mail.js'
@@ -45,12 +46,14 @@ export const ConfigSchema = Type.Object({
   ...PasskeySettings,
   ...BreachedPasswordsSettings,
   ...ApiKeySettings,
-  ...OidcSettings
+  ...OidcSettings,
+  ...IdpSettings
 })
 type RawConfig = Static<typeof ConfigSchema>
 
 export interface Config extends TokenConfig, KeysConfig, StorageConfig, ServerConfig, LimitConfig, AccountConfig,
-  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, BreachedPasswordsConfig, ApiKeyConfig, OidcConfig {
+  ObservabilityConfig, RecoveryConfig, AuthzConfig, TotpConfig, SessionsConfig, PortalConfig, PasskeyConfig, BreachedPasswordsConfig, ApiKeyConfig, OidcConfig,
+  IdpConfig {
   env: RawConfig['APP_ENV']
   production: boolean
   /** SMTP_URL and MAIL_FROM (src/config/mail.ts) */
@@ -112,7 +115,8 @@ export function loadConfig ({ values = {}, fromEnvironment = true }: LoadOptions
     ...passkeys,
     ...breachedPasswordsConfig(raw),
     ...apiKeySettings(raw),
-    ...oidcSettings(raw)
+    ...oidcSettings(raw),
+    ...idpSettings(raw, production)
   }
 }
 

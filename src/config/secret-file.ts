@@ -23,8 +23,8 @@ export function readOrGenerateSecret (dataDir: string, name: string, label: stri
   return { value: generated, created: true, file }
 }
 
-/** The file's content, checked for mode and emptiness; undefined when there is no file. */
-export function readSecretFile (file: string, label: string): string | undefined {
+/** The file's content, checked for mode and emptiness; undefined when there is no file. `remedy` ends the refusal's message. */
+export function readSecretFile (file: string, label: string, remedy = REGENERATE): string | undefined {
   let fd: number
   try {
     fd = openSync(file, 'r')
@@ -43,7 +43,7 @@ export function readSecretFile (file: string, label: string): string | undefined
   const problem = (mode & 0o077) !== 0
     ? `is open to other users (mode 0${mode.toString(8)})`
     : content === '' ? 'is empty' : undefined
-  if (problem !== undefined) throw new ConfigError(`Invalid configuration: the ${label} ${file} ${problem}; ${REGENERATE}`)
+  if (problem !== undefined) throw new ConfigError(`Invalid configuration: the ${label} ${file} ${problem}; ${remedy}`)
   return content
 }
 
