@@ -118,14 +118,28 @@ export default fp(async function portalSessionPlugin (fastify: FastifyInstance) 
       } catch { /* already over */ }
     }
     reply.setPortalSession(pair)
+    await completePendingLink(request, pair)
     flow.clear(reply)
     return returnTo(request, reply, rd)
+  }
+
+  /**
+   * A link to an identity provider waiting in this browser (docs/identity-providers.md) completes
+   * with the sign-in of the account whose email matched, password and second step included.
+   */
+  async function completePendingLink (request: FastifyRequest, pair: TokenPair): Promise<void> {
+    const step = flow.read(request)
+    const link = step?.step === 'pending_link' || step?.step === 'second_factor' ? step.link : undefined
+    if (link !== undefined) await fastify.services.idp?.accounts.completePending(link, pair.user.id, context(request))
   }
 
   async function secondFactorDue (reply: FastifyReply, challenge: SecondFactorChallenge, rd: string): Promise<FastifyReply> {
     // whether the second step offers a passkey (`methods` names webauthn for a user who has one, not after a passkey sign-in)
     const webauthn = challenge.methods.includes('webauthn')
-    flow.write(reply, { step: 'second_factor', mfaToken: challenge.mfaToken, rd, ...(webauthn && { webauthn }) }, SECOND_FACTOR_FLOW_AGE)
+    // a pending link rides along, so the sign-in it waits for may end with the second step
+    const pending = flow.read(reply.request)
+    const link = pending?.step === 'pending_link' ? pending.link : undefined
+    flow.write(reply, { step: 'second_factor', mfaToken: challenge.mfaToken, rd, ...(webauthn && { webauthn }), ...(link !== undefined && { link }) }, SECOND_FACTOR_FLOW_AGE)
     return await reply.redirect(`${portal!.publicUrl}/portal/2fa`, 303)
   }
 

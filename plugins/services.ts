@@ -14,7 +14,7 @@ declare module 'fastify' {
  * The services of src/, built by createServices and decorated for the routes: the one way a
  * route reaches them (`fastify.services.x`). plugins/lifecycle.ts starts and closes them.
  */
-export default fp(async function servicesPlugin (fastify: FastifyInstance, { mailTransport, clock }: { mailTransport?: TransportOptions, clock?: () => number }) {
-  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters, redis: fastify.redis, mailTransport, clock })
+export default fp(async function servicesPlugin (fastify: FastifyInstance, { mailTransport, clock, idpRetryInterval }: { mailTransport?: TransportOptions, clock?: () => number, idpRetryInterval?: number }) {
+  const services = await createServices({ config: fastify.config, store: fastify.store, log: fastify.log, counters: fastify.counters, redis: fastify.redis, mailTransport, clock, idpRetryInterval })
   fastify.decorate('services', services)
 }, { name: 'services', dependencies: ['config', 'db', 'counters'] })

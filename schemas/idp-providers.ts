@@ -40,3 +40,15 @@ export const ProviderEntry = Type.Object({
   satisfies_mfa: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 export type ProviderEntry = Static<typeof ProviderEntry>
+
+/* The browser's routes through a provider (routes/auth/idp.ts), none of them in /openapi.json. */
+
+export const IdpParams = Type.Object({ provider: Type.String({ maxLength: 64 }) })
+export type IdpParams = Static<typeof IdpParams>
+
+/** `rd` is any string: a value the return-URL rule does not take is replaced by the default, never refused. */
+export const IdpStartQuery = Type.Object({
+  rd: Type.Optional(Type.String()),
+  intent: Type.Optional(Type.Union([Type.Literal('login'), Type.Literal('link')]))
+})
+export type IdpStartQuery = Static<typeof IdpStartQuery>

@@ -31,6 +31,8 @@ import jwksRoutes from '../routes/jwks.js'
 import metricsRoutes from '../routes/metrics.js'
 import portalRoutes from '../routes/portal/index.js'
 import { oauth2Routes } from '../routes/oauth2/index.js'
+import idpRoutes from '../routes/auth/idp.js'
+import type { IdpServices } from './idp/index.js'
 import type { OidcServices } from './oidc/provider.js'
 import type { Config } from './config/config.js'
 import { lazyChildLoggerFactory } from './logging/lazy-logger.js'
@@ -44,6 +46,8 @@ export interface BuildOptions {
   /** wall clock, ms (tests set one that is off, as a real host's may be) */
   clock?: () => number
   mailTransport?: TransportOptions
+  /** ms between discovery attempts of an identity provider whose discovery failed (a minute; tests shorten it) */
+  idpRetryInterval?: number
 }
 
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -93,7 +97,7 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   }
   await app.register(dbPlugin)
   await app.register(cookiesPlugin)
-  await app.register(servicesPlugin, { mailTransport: options.mailTransport, clock: options.clock })
+  await app.register(servicesPlugin, { mailTransport: options.mailTransport, clock: options.clock, idpRetryInterval: options.idpRetryInterval })
   await app.register(metricsPlugin)
   await app.register(auditPlugin)
   await app.register(lifecyclePlugin)
@@ -116,6 +120,9 @@ async function registerAll (app: FastifyInstance, config: Config, options: Build
   // ENABLE_OIDC_PROVIDER: not registered at all when off (404)
   const oidc = app.services.oidc
   if (oidc !== undefined) await app.register(oauth2Scope(oidc), { prefix: '/oauth2' })
+  // ENABLE_IDP_LOGIN: not registered at all when off (404)
+  const idp = app.services.idp
+  if (idp !== undefined) await app.register(idpScope(idp), { prefix: '/auth/idp' })
   await app.register(docsRoutes)
 }
 
@@ -135,6 +142,16 @@ function oauth2Scope (oidc: OidcServices): (scope: FastifyInstance) => Promise<v
       await forms.register(routes.forms)
     })
     await scope.register(routes.userinfo)
+  }
+}
+
+/** /auth/idp: sign-in through a provider, inside the portal's plugins (its session, its pages and headers). */
+function idpScope (idp: IdpServices): (scope: FastifyInstance) => Promise<void> {
+  return async function (scope) {
+    await scope.register(portalPlugin)
+    await scope.register(portalSessionPlugin)
+    await scope.register(portalErrorsPlugin)
+    await scope.register(idpRoutes(idp))
   }
 }
 

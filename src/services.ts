@@ -32,6 +32,7 @@ import { ServiceEvents } from './events.js'
 import { ImportService } from './imports/import-service.js'
 import { createApiKeys, type ApiKeys } from './api-keys/index.js'
 import { createOidc, type OidcServices } from './oidc/provider.js'
+import type { IdpServices } from './idp/index.js'
 
 export type ServiceLogger = CoreLogger
 
@@ -47,6 +48,8 @@ export interface ServiceOptions {
   redis?: Redis | undefined
   /** A `command` (the short-lived CLI) only runs the broadcast of what it changed, published at close. */
   role?: 'server' | 'command'
+  /** ms between discovery attempts of an identity provider whose discovery failed (a minute; tests shorten it) */
+  idpRetryInterval?: number
 }
 
 export interface Services {
@@ -77,6 +80,8 @@ export interface Services {
   apiKeys: ApiKeys | undefined
   /** ENABLE_OIDC_PROVIDER: the clients, their administration and the users' grants; undefined when off */
   oidc: OidcServices | undefined
+  /** ENABLE_IDP_LOGIN: sign-in through external identity providers (docs/identity-providers.md); undefined when off */
+  idp: IdpServices | undefined
   bootstrapAdmin (): Promise<void>
   /** Starts in order; a start that fails stops what it had started before it rejects. */
   start (): Promise<void>
@@ -146,13 +151,17 @@ export async function createServices (options: ServiceOptions): Promise<Services
     if (config.admin !== undefined) await bootstrapAdminUser(users, config.admin, log)
   }
   const oidc = createOidc({ config, store, counters, audit, clock, core: ring && { ring, tokens, sessions, revocations } })
+  // openid-client is loaded only with the feature on
+  const idp = config.idp === undefined
+    ? undefined
+    : (await import('./idp/index.js')).createIdp({ config, store, users, sessions, twoFactor, audit, log, retryInterval: options.idpRetryInterval })
   const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
   const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails, breached: breachedPasswords })
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, identities, apiKeys, oidc, imports, breachedPasswords, bootstrapAdmin }
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, identities, apiKeys, oidc, idp, imports, breachedPasswords, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 
-type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'breachedPasswords' | 'oidc' | 'bootstrapAdmin'>
+type Running = Pick<Services, 'revocations' | 'keys' | 'mail' | 'recovery' | 'breachedPasswords' | 'oidc' | 'idp' | 'bootstrapAdmin'>
 
 function lifecycle (services: Running, changes: KeyChanges, { config, store, log, redis, clock, role = 'server' }: ServiceOptions): Pick<Services, 'start' | 'close'> {
   const { revocations: index, keys, mail, recovery } = services
@@ -180,6 +189,12 @@ function lifecycle (services: Running, changes: KeyChanges, { config, store, log
       running.push(async () => { keys.close() })
       mail.start()
       running.push(async () => { await mail.close() })
+      // a provider that cannot be discovered is hidden and retried; it never stops the start
+      const upstreams = services.idp?.upstreams
+      if (upstreams !== undefined) {
+        await upstreams.start()
+        running.push(async () => { await upstreams.close() })
+      }
       await services.bootstrapAdmin()
     } catch (err) {
       await close()

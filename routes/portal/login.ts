@@ -13,7 +13,7 @@ const NOTICES: Record<string, string> = {
 /** GET and POST /portal/login: the sign-in page, and silent refresh for a browser that has a portal session. */
 const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { config, portalSession } = fastify
-  const { auth, passkeys } = fastify.services
+  const { auth, passkeys, idp } = fastify.services
   const base = `${config.portal?.publicUrl ?? ''}/portal`
   // with passkeys on: the button and the autofill's conditional request (passkeys.js), options from the JSON route
   const passkey = passkeys === undefined ? {} : { passkey: { optionsUrl: `${config.portal?.publicUrl ?? ''}/auth/passkeys/login/options` }, scripts: [assetPath(base, 'passkeys.js')] }
@@ -21,6 +21,8 @@ const loginRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   function loginPage (rd: string, email: string | undefined): PageView {
     const query = `?rd=${encodeURIComponent(rd)}`
     const links = [
+      // the providers whose discovery succeeded (a provider down is hidden until it answers again)
+      ...(idp?.upstreams.visible() ?? []).map((p) => ({ href: `${config.portal?.publicUrl ?? ''}/auth/idp/${p.id}/start${query}`, text: `Sign in with ${p.displayName}` })),
       ...(config.emailOtp === undefined ? [] : [{ href: `${base}/code${query}`, text: 'Email me a code' }]),
       ...(config.passwordReset === undefined ? [] : [{ href: `${base}/forgot`, text: 'Forgot password' }]),
       ...(config.enableRegister ? [{ href: `${base}/register${query}`, text: 'Create an account' }] : [])

@@ -97,12 +97,17 @@ export class SessionService {
    * and the sign-in fails as with wrong credentials: the change's revocation is already over.
    */
   async start (user: User, context?: RequestContext, method: SignInMethod = 'pwd', secondFactor: boolean | SecondFactor = false): Promise<TokenPair> {
+    const now = Math.floor(Date.now() / 1000)
+    return await this.startWith(user, secondFactor === false ? signInStrength(method, now) : secondFactorStrength([method], now, secondFactor === true ? 'otp' : secondFactor), context)
+  }
+
+  /** A session of the strength given (a sign-in through an identity provider says which, and how strong). */
+  async startWith (user: User, strength: AuthStrength, context?: RequestContext): Promise<TokenPair> {
     // a service account never signs in, whichever path got here (docs/api-keys.md#service-accounts)
     if (user.kind === 'service') throw new InvalidCredentials()
     const nowMs = Date.now()
     const now = Math.floor(nowMs / 1000)
     const sessionId = randomUUID()
-    const strength = secondFactor === false ? signInStrength(method, now) : secondFactorStrength([method], now, secondFactor === true ? 'otp' : secondFactor)
     const refresh = this.refreshFor({ user, sessionId, now, endsAt: now + this.options.settings.sessionMaxAge, strength })
     const access = this.accessFor(refresh, now)
     const stored = await this.store.sessions.create({

@@ -56,7 +56,8 @@ export class TokenIssuer {
       jti: randomUUID(),
       aal: strength.aal,
       amr: strength.amr,
-      auth_time: strength.authTime
+      auth_time: strength.authTime,
+      ...(strength.idp !== undefined && { idp: strength.idp })
     }
   }
 

@@ -120,18 +120,20 @@ export class TwoFactorService {
     return { recoveryCodes, pair }
   }
 
-  async challenge (user: User, method: SignInMethod, remember: boolean, context: RequestContext): Promise<SecondFactorChallenge> {
+  /** `{ idp }`: the first factor was a sign-in through that identity provider, which the session will name (its `idp` claim). */
+  async challenge (user: User, method: SignInMethod | { idp: string }, remember: boolean, context: RequestContext): Promise<SecondFactorChallenge> {
     const token = randomBytes(32).toString('base64url')
     const now = Date.now()
     await this.options.store.totp.createChallenge({
       tokenHash: this.mac(`challenge\0${token}`),
       userId: user.id,
       remember,
-      amr: [method],
+      // the provider's id after `ext`: the challenge's row is the one place that outlives the request
+      amr: typeof method === 'string' ? [method] : ['ext', method.idp],
       createdAt: iso(now),
       expiresAt: iso(now + CHALLENGE_TTL_SECONDS * 1000)
     })
-    this.options.audit({ event: 'mfa_challenge_issued', userId: user.id, detail: method }, context)
+    this.options.audit({ event: 'mfa_challenge_issued', userId: user.id, detail: typeof method === 'string' ? method : 'ext' }, context)
     // after a passkey sign-in, the passkey is not offered again as the second factor
     const webauthn = this.options.passkeys === true && method !== 'pop' && await this.options.store.passkeys.countOf(user.id) > 0
     return { mfaToken: token, expiresIn: CHALLENGE_TTL_SECONDS, methods: MFA_METHODS.filter((m) => m !== 'webauthn' || webauthn) }
@@ -146,7 +148,7 @@ export class TwoFactorService {
     const reserved = await store.totp.reserveChallenge(this.mac(`challenge\0${mfaToken}`), CHALLENGE_MAX_ATTEMPTS, iso(Date.now()))
     const user = reserved === undefined ? undefined : await store.users.findById(reserved.userId)
     if (reserved === undefined || user === undefined) return this.failed(undefined, 'unknown, spent or expired challenge', context, proof)
-    const first = reserved.amr[0] === 'email' || reserved.amr[0] === 'pop' ? reserved.amr[0] : 'pwd'
+    const first = reserved.amr[0] === 'email' || reserved.amr[0] === 'pop' || reserved.amr[0] === 'ext' ? reserved.amr[0] : 'pwd'
     // a passkey sign-in that still needs a second factor cannot be finished by a passkey
     if (proof.passkey !== undefined && first === 'pop') return this.failed(user.id, 'passkey after a passkey sign-in', context, proof)
     if (!await this.provesCounted(user, proof, context)) {
@@ -154,7 +156,8 @@ export class TwoFactorService {
       return this.failed(user.id, 'wrong code', context, proof)
     }
     if (!await store.totp.spendChallenge(reserved.id, iso(Date.now()))) return this.failed(user.id, 'challenge spent', context, proof)
-    const pair = await this.options.sessions.start(user, context, first, proof.passkey === undefined ? 'otp' : 'pop')
+    // after a provider's sign-in (`ext`), the session names the provider (src/idp/)
+    const pair = await this.options.sessions.startWith(user, { ...secondFactorStrength([first], Math.floor(Date.now() / 1000), proof.passkey === undefined ? 'otp' : 'pop'), ...(first === 'ext' && { idp: reserved.amr[1] }) }, context)
     this.options.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: proof.passkey === undefined ? 'second factor' : 'passkey' }, context)
     return { pair, remember: reserved.remember }
   }

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { exportJWK, generateKeyPair } from 'jose'
+import Provider, { type Configuration } from 'oidc-provider'
+
+/*
+ * An upstream OpenID Connect provider for the tests: panva's oidc-provider (the certified
+ * implementation openid-client is written against), on a free 127.0.0.1 port, issuer
+ * `http://127.0.0.1:<port>`. Its one interaction finishes at once, without a page: the account the
+ * test scripted signs in and grants every scope asked, so an HTTP client (or Chromium) goes through
+ * it by following redirects. Reusable from the browser suites: startUpstream / stopUpstream.
+ */
+
+/** What the scripted account says about itself (each claim only when given). */
+export interface UpstreamAccount {
+  sub: string
+  email?: string
+  email_verified?: boolean
+  name?: string
+  groups?: string[]
+  /** the authentication methods the login reports: the ID token's `amr` */
+  amr?: string[]
+}
+
+/** The next interaction's result: an account signs in, or the provider answers with an error (`access_denied`: the user said no). */
+export type Script = UpstreamAccount | { error: string, error_description?: string }
+
+export interface UpstreamClient { client_id: string, client_secret: string, redirect_uris: string[] }
+
+export interface Upstream {
+  issuer: string
+  /** what the next sign-in does; stays until set again */
+  script: (next: Script) => void
+  /** discovery requests answered so far */
+  readonly discoveries: number
+  stop: () => Promise<void>
+}
+
+const CLAIMS = { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] }
+
+async function signingKeys (): Promise<{ keys: Array<Record<string, unknown>> }> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+  return { keys: [{ ...await exportJWK(privateKey), kid: randomBytes(8).toString('hex'), alg: 'RS256', use: 'sig' }] }
+}
+
+function configuration (clients: UpstreamClient[], accounts: Map<string, UpstreamAccount>, jwks: Configuration['jwks']): Configuration {
+  return {
+    clients: clients.map((c) => ({ ...c, grant_types: ['authorization_code'], response_types: ['code'] })),
+    jwks,
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    claims: CLAIMS,
+    scopes: Object.keys(CLAIMS),
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    pkce: { required: () => true },
+    // fixed lifetimes (the defaults print a notice each)
+    ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
+    findAccount: (_ctx, sub) => {
+      const account = accounts.get(sub)
+      return account === undefined ? undefined : { accountId: sub, claims: () => ({ ...account, amr: undefined }) }
+    }
+  }
+}
+
+/** The interaction, finished at once with the script: login and consent together, or the scripted error. */
+async function interact (provider: Provider, script: Script, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if ('error' in script) {
+    await provider.interactionFinished(req, res, { error: script.error, error_description: script.error_description ?? script.error }, { mergeWithLastSubmission: false })
+    return
+  }
+  const details = await provider.interactionDetails(req, res)
+  const grant = new provider.Grant({ accountId: script.sub, clientId: String(details.params.client_id) })
+  grant.addOIDCScope(String(details.params.scope))
+  const grantId = await grant.save()
+  await provider.interactionFinished(req, res, { login: { accountId: script.sub, ...(script.amr !== undefined && { amr: script.amr }) }, consent: { grantId } }, { mergeWithLastSubmission: false })
+}
+
+export async function startUpstream (clients: UpstreamClient[]): Promise<Upstream> {
+  const accounts = new Map<string, UpstreamAccount>()
+  let script: Script = { error: 'login_required', error_description: 'no account scripted' }
+  let discoveries = 0
+  // the issuer names the port, known once the server listens
+  const running: { provider?: Provider } = {}
+  const server = createServer((req, res) => {
+    if (req.url === '/.well-known/openid-configuration') discoveries++
+    const provider = running.provider
+    if (req.url?.startsWith('/interaction/') === true && provider !== undefined) {
+      interact(provider, script, req, res).catch((err: unknown) => { res.statusCode = 500; res.end(String(err)) })
+      return
+    }
+    provider?.callback()(req, res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  running.provider = new Provider(issuer, configuration(clients, accounts, await signingKeys()))
+  return {
+    issuer,
+    script: (next) => {
+      script = next
+      if (!('error' in next)) accounts.set(next.sub, next)
+    },
+    get discoveries () { return discoveries },
+    stop: async () => await stopServer(server)
+  }
+}
+
+export async function stopUpstream (upstream: Upstream): Promise<void> {
+  await upstream.stop()
+}
+
+/** Closes a test server and the connections it still holds (keep-alive from fetch). */
+export async function stopServer (server: ReturnType<typeof createServer>): Promise<void> {
+  server.closeAllConnections()
+  await new Promise<void>((resolve) => server.close(() => { resolve() }))
+}
