@@ -61,20 +61,20 @@ function passkeysSection (fastify: FastifyInstance): (claims: Claims) => Promise
 
 /**
  * The account page's connected accounts (src/portal/templates/partials/identities.eta): the linked
- * identities with a form each to disconnect it, a link to connect each provider not linked yet, and
+ * identities with a form each to disconnect it, a link to connect each ready provider not linked yet, and
  * whether the sign-in is recent enough to disconnect without the password; nothing while ENABLE_IDP_LOGIN is off.
  */
 function identitiesSection (fastify: FastifyInstance): (request: FastifyRequest, claims: Claims, state: AccountState) => Promise<{ identities?: Record<string, unknown> }> {
-  const { identities, recentAuth, passkeys } = fastify.services
+  const { identities, recentAuth, passkeys, idp } = fastify.services
   const publicUrl = fastify.config.portal?.publicUrl ?? ''
   const account = encodeURIComponent(`${publicUrl}/portal/account`)
-  const providers = fastify.config.idp?.providers ?? []
   const remedy = passkeys === undefined ? 'Connect another account first.' : 'Add a passkey or connect another account first.'
   return async (request, claims, state) => {
     if (identities === undefined) return {}
     const linked = await identities.list(claims.user_id)
     const list = linked.map((i) => ({ id: i.id, name: i.display_name, email: i.email, linked: when(i.created_at) }))
-    const connect = providers.filter((p) => !linked.some((i) => i.provider === p.id))
+    // as the sign-in page: only the providers a sign-in can start with now (discovered)
+    const connect = (idp?.upstreams.visible() ?? []).filter((p) => !linked.some((i) => i.provider === p.id))
       .map((p) => ({ name: p.displayName, href: `${publicUrl}/auth/idp/${p.id}/start?intent=link&rd=${account}` }))
     // the row whose form failed shows the error beside its own fields
     const failedId = state.failed === 'identity-remove' ? (request.body as { identity?: unknown } | undefined)?.identity : undefined

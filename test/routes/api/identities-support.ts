@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { chmodSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { StoredIdentity } from '../../../src/db/identities.js'
-import { tempDir, type TestContext } from '../../helper.js'
+import type { TestContext } from '../../helper.js'
+import { providersFile } from '../../idp/support.js'
 import { portalValues } from '../portal/support.js'
 
 /*
@@ -17,15 +16,9 @@ export const PROVIDERS = [
   { id: 'ghe', type: 'github', display_name: 'GitHub <Enterprise> & Co', client_id: 'Iv1.ghe', github_url: 'https://ghe.example.com', github_api_url: 'https://ghe.example.com/api/v3' }
 ]
 
-/** The settings that turn sign-in through providers on, with `providers` in IDP_PROVIDERS_FILE (each secret in a private file). */
+/** The settings that turn sign-in through providers on, with `providers` in IDP_PROVIDERS_FILE (test/idp/support.ts writes it, each secret in a private file). */
 export function idpValues (t: TestContext, values: Record<string, unknown> = {}, providers: Array<Record<string, unknown>> = PROVIDERS): Record<string, unknown> {
-  const dir = tempDir(t)
-  const secret = join(dir, 'client-secret')
-  writeFileSync(secret, 'upstream-client-secret')
-  chmodSync(secret, 0o600)
-  const file = join(dir, 'providers.json')
-  writeFileSync(file, JSON.stringify(providers.map((p) => ({ ...p, client_secret_file: secret }))))
-  return portalValues({ ENABLE_IDP_LOGIN: true, IDP_PROVIDERS_FILE: file, ...values })
+  return portalValues({ ENABLE_IDP_LOGIN: true, IDP_PROVIDERS_FILE: providersFile(t, providers), ...values })
 }
 
 let subjects = 0

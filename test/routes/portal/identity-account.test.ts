@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build, createUser, type CreatedUser, type TestContext } from '../../helper.js'
 import { testClock } from '../auth/two-factor/support.js'
-import { idpValues, linkIdentity } from '../api/identities-support.js'
+import { idpValues, linkIdentity, PROVIDERS } from '../api/identities-support.js'
+import { CLIENT_SECRET, IdpBrowser, redirectUri } from '../../idp/support.js'
+import { startUpstream } from '../../idp/upstream.js'
 import { alertCode, PAGE_HEADERS, PageClient, portalValues, PORTAL_ORIGIN } from './support.js'
 
 /*
@@ -155,4 +157,30 @@ t.test('another user\'s or an unknown identity: 404 on the account page; a malfo
   const off = await build(t, portalValues())
   const { browser: elsewhere } = await signedIn(off)
   t.equal((await elsewhere.post('/portal/account/identity-remove', { identity: theirs.id })).statusCode, 404, 'off: no such action')
+})
+
+t.test('Connect: the link goes through the provider and back to the account page, which lists the account; a provider not discovered has no link', async (t) => {
+  const upstream = await startUpstream([{ client_id: 'gatehouse', client_secret: CLIENT_SECRET, redirect_uris: [redirectUri('corp')] }])
+  t.teardown(upstream.stop)
+  const corp = { id: 'corp', type: 'oidc', display_name: 'Corp SSO', client_id: 'gatehouse', issuer: upstream.issuer }
+  // nothing listens on port 9 of loopback: its discovery fails, so it is hidden as on the sign-in page
+  const down = { id: 'down', type: 'oidc', display_name: 'Down SSO', client_id: 'gatehouse', issuer: 'http://127.0.0.1:9' }
+  const app = await build(t, idpValues(t, {}, [...PROVIDERS, corp, down]))
+  const user = await createUser(app)
+  const browser = new IdpBrowser(app)
+  t.equal((await browser.post('/portal/login', { email: user.email, password: user.password })).statusCode, 303)
+  const before = (await browser.get('/portal/account')).body
+  const link = `${PORTAL_ORIGIN}/auth/idp/corp/start?intent=link&rd=${encodeURIComponent(ACCOUNT)}`
+  t.match(before, `<li><a href="${link.replace('&', '&amp;')}">Connect Corp SSO</a></li>`)
+  t.notMatch(before, 'Connect Down SSO')
+
+  upstream.script({ sub: 'corp-42', email: 'someone-else@corp.example', email_verified: true, name: 'Upstream Name' })
+  const { callback } = await browser.signIn('corp', new URL(link).search)
+  t.equal(callback.statusCode, 303)
+  t.equal(callback.headers.location, ACCOUNT)
+  const [linked] = await app.store.identities.listOf(user.id)
+  t.match(linked, { provider: 'corp', subject: 'corp-42', email: 'someone-else@corp.example' })
+  const after = (await browser.get('/portal/account')).body
+  t.match(after, '<td>Corp SSO</td>\n<td>someone-else@corp.example</td>')
+  t.notMatch(after, 'Connect Corp SSO', 'connected: no link any more')
 })
