@@ -50,7 +50,7 @@ export class IdentityList {
       return identity
     })
     if (notify) this.options.queued()
-    audit({ event: 'idp_unlinked', actorId: by.actorId, userId, detail: removed.provider }, context)
+    audit({ event: 'idp_unlinked', actorId: by.actorId, userId, detail: `idp:${removed.provider}` }, context)
   }
 
   /** The provider's display name; its id once it is no longer in the file. */

@@ -66,7 +66,7 @@ t.test('DELETE /api/auth/identities/:id: recent authentication; 204; no session 
   t.match((await latestMail(app, user.email)).text, /Your GitHub account was disconnected from your account: it no longer signs you in\./)
   await app.auditTrail.flush()
   const audit = await rawSql<{ outcome: string, actor_id: string, user_id: string, detail: string }>(app.config, sql`select outcome, actor_id, user_id, detail from audit_events where event = 'idp_unlinked'`)
-  t.strictSame(audit, [{ outcome: 'success', actor_id: user.id, user_id: user.id, detail: 'github' }])
+  t.strictSame(audit, [{ outcome: 'success', actor_id: user.id, user_id: user.id, detail: 'idp:github' }])
   t.equal(await app.store.identities.findBySubject('github', identity.subject), undefined, 'the row is gone: the upstream account may be connected again')
 })
 

@@ -62,7 +62,7 @@ t.test('DELETE /api/users/:id/identities/:identity_id: even the last credential;
   t.match((await latestMail(app, user.email)).text, /Your GitHub <Enterprise> & Co account was disconnected from your account/)
   await app.auditTrail.flush()
   const audit = await rawSql<{ actor_id: string, user_id: string, detail: string }>(app.config, sql`select actor_id, user_id, detail from audit_events where event = 'idp_unlinked'`)
-  t.strictSame(audit, [{ actor_id: admin.id, user_id: user.id, detail: 'ghe' }])
+  t.strictSame(audit, [{ actor_id: admin.id, user_id: user.id, detail: 'idp:ghe' }])
 })
 
 t.test('DELETE /api/users/:id/identities/:identity_id of a superuser: only a superuser', async (t) => {

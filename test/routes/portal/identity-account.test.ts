@@ -82,7 +82,7 @@ t.test('disconnecting with a recent sign-in: 303 /portal/account?done=identity-r
   t.notMatch(page, removeForm(identity.id))
   t.same(await app.store.identities.listOf(user.id), [])
   const { entries } = await app.auditTrail.page({ event: 'idp_unlinked' }, 1, 10)
-  t.strictSame(entries.map((e) => [e.actorId, e.userId, e.detail]), [[user.id, user.id, 'ghe']])
+  t.strictSame(entries.map((e) => [e.actorId, e.userId, e.detail]), [[user.id, user.id, 'idp:ghe']])
 })
 
 t.test('after REAUTH_MAX_AGE: a password beside each button; none → 403 reauth_required, a wrong one → 400 beside its row, the right one disconnects', async (t) => {
