@@ -5,7 +5,7 @@ import type { IdpProvider } from '../../src/config/idp.js'
 import { catalogueCode, catalogueEntry, NotFound, type ErrorCode } from '../../src/errors.js'
 import type { RequestContext } from '../../src/events.js'
 import type { IdpServices } from '../../src/idp/index.js'
-import { PENDING_LINK_AGE, UnverifiedLinkRefused, UpstreamError, type CallbackOutcome } from '../../src/idp/idp-flow.js'
+import { PENDING_LINK_AGE, type CallbackOutcome, type UnverifiedLinkRefused, type UpstreamError } from '../../src/idp/idp-flow.js'
 import { IDP_COOKIE, IDP_COOKIE_AGE } from '../../src/idp/state-cookie.js'
 
 type PageCode = Extract<ErrorCode, 'idp_invalid' | 'idp_error' | 'domain_not_allowed' | 'link_refused' | 'signup_disabled' | 'identity_in_use' | 'idp_unavailable'>
@@ -22,8 +22,8 @@ const PAGES: Record<PageCode, (name: string) => { heading: string, text: string 
 }
 
 function wordsOf (code: PageCode, error: unknown, name: string): { heading: string, text: string } {
-  if (error instanceof UpstreamError && error.upstreamCode === 'access_denied') return { heading: 'Sign-in cancelled', text: `The sign-in with ${name} was cancelled.` }
-  if (error instanceof UnverifiedLinkRefused) return { heading: 'Sign-in refused', text: `An account with this email exists. Sign in, then connect ${name} from your account.` }
+  if ((error as Partial<UpstreamError>).upstreamCode === 'access_denied') return { heading: 'Sign-in cancelled', text: `The sign-in with ${name} was cancelled.` }
+  if ((error as Partial<UnverifiedLinkRefused>).unverified === true) return { heading: 'Sign-in refused', text: `An account with this email exists. Sign in, then connect ${name} from your account.` }
   return PAGES[code](name)
 }
 

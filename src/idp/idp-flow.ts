@@ -33,7 +33,7 @@ export interface Callback {
   context: RequestContext
 }
 
-/** The page an upstream `error` shows: the provider did not sign the user in (`access_denied`: the user said no). */
+/** The page an upstream `error` shows: the provider did not sign the user in (`access_denied`: the user said no); `upstreamCode` tells them apart. */
 export class UpstreamError extends IdpError {
   constructor (readonly upstreamCode: string) {
     super()
@@ -47,8 +47,14 @@ const REFUSALS: Record<Refusal, new () => Error> = {
   signup_disabled: SignupDisabled
 }
 
-/** link_refused for an upstream email the provider does not vouch for: its page says to sign in and connect from the account page. */
-export class UnverifiedLinkRefused extends LinkRefused {}
+/**
+ * link_refused for an upstream email the provider does not vouch for: its page says to sign in and
+ * connect from the account page. (Told apart by `unverified`: @fastify/error's `instanceof` matches
+ * any error of the same code.)
+ */
+export class UnverifiedLinkRefused extends LinkRefused {
+  readonly unverified = true
+}
 
 /** Sign-in through a provider, start to finish: the start's redirect, and the callback's checks (§16.1 of the contract, in order) and decision. */
 export class IdpFlow {

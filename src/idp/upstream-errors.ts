@@ -38,6 +38,9 @@ function unreachable (error: unknown): boolean {
 
 /** What a failed upstream call is for the browser: the provider unavailable (503), or its answer refused (400). */
 export function upstreamFailure (error: unknown, during: string): CallbackRefused | UpstreamUnavailable {
-  const reason = `${during}: ${error instanceof Error ? error.message : String(error)}`
+  const { code, cause } = error as Failure & { cause?: { claim?: unknown, reason?: unknown, attribute?: unknown } }
+  // the library's code and the claim or attribute at fault, for the log (the page never shows them)
+  const detail = [code, cause?.claim, cause?.attribute, cause?.reason].filter((part) => typeof part === 'string').join(', ')
+  const reason = `${during}: ${error instanceof Error ? error.message : String(error)}${detail === '' ? '' : ` (${detail})`}`
   return unreachable(error) ? new UpstreamUnavailable(reason) : new CallbackRefused(reason)
 }

@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { AuditEntry } from '../../src/db/audit-events.js'
-import { build, tempDir, type BuildHooks, type TestContext } from '../helper.js'
+import { build, claimsOf, setCookies, tempDir, type BuildHooks, type TestContext } from '../helper.js'
+import type { Claims } from '../../src/tokens/claims.js'
 import { PageClient, PORTAL_ORIGIN, portalValues } from '../routes/portal/support.js'
 
 /*
@@ -52,6 +53,27 @@ export function pageText (html: string): PageText {
     notice: ((text) => text === undefined ? undefined : unescape(text))(/<p class="notice" role="status">([^<]*)<\/p>/.exec(html)?.[1]),
     links: [...html.matchAll(/<li><a href="([^"]*)">([^<]*)<\/a><\/li>/g)].map((m) => ({ href: unescape(m[1] ?? ''), text: unescape(m[2] ?? '') }))
   }
+}
+
+/** Each Set-Cookie of an answer as `name=value` (a cleared cookie as `name=`), in order. */
+export function cookiesSet (res: LightMyRequestResponse): string[] {
+  return setCookies(res).map((c) => `${c.name}=${c.attributes['max-age'] === '0' ? '' : '…'}`)
+}
+
+/** The claims of the access_token cookie an answer sets (undefined when it sets none). */
+export function accessClaims (res: LightMyRequestResponse): Claims | undefined {
+  const cookie = setCookies(res).find((c) => c.name === 'access_token' && c.attributes['max-age'] !== '0')
+  return cookie === undefined ? undefined : claimsOf(cookie.value)
+}
+
+/** The page every refusal shows: its status, code, heading and text, the link back to the sign-in page (coming back to `rd`). */
+export function refusal (status: number, code: string, heading: string, alert: string, rd = `${PORTAL_ORIGIN}/portal/account`): { status: number, page: PageText } {
+  return { status, page: { heading, code, alert, notice: undefined, links: [{ href: `${PORTAL_ORIGIN}/portal/login?rd=${encodeURIComponent(rd)}`, text: 'Back to sign-in' }] } }
+}
+
+/** What a test compares a refused callback with: its status and page (the cookies are asserted beside it). */
+export function answerOf (res: LightMyRequestResponse): { status: number, page: PageText } {
+  return { status: res.statusCode, page: pageText(res.body) }
 }
 
 /** The audit rows of `event`, oldest first, once written. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair } from 'jose'
-import Provider, { type Configuration } from 'oidc-provider'
+import Provider, { type AdapterConstructor, type Configuration } from 'oidc-provider'
 
 /*
  * An upstream OpenID Connect provider for the tests: panva's oidc-provider (the certified
@@ -37,6 +37,34 @@ export interface Upstream {
   stop: () => Promise<void>
 }
 
+type Stored = Record<string, unknown> & { grantId?: string, userCode?: string, uid?: string, consumed?: number }
+
+/** oidc-provider's storage, in a Map per model (its built-in one is the same, with a warning at each start). */
+function memoryAdapter (): AdapterConstructor {
+  const stores = new Map<string, Map<string, Stored>>()
+  return class MemoryAdapter {
+    private readonly rows: Map<string, Stored>
+    constructor (model: string) {
+      this.rows = stores.get(model) ?? new Map()
+      stores.set(model, this.rows)
+    }
+
+    async upsert (id: string, payload: Stored): Promise<void> { this.rows.set(id, payload) }
+    async find (id: string): Promise<Stored | undefined> { return this.rows.get(id) }
+    async findByUid (uid: string): Promise<Stored | undefined> { return [...this.rows.values()].find((row) => row.uid === uid) }
+    async findByUserCode (code: string): Promise<Stored | undefined> { return [...this.rows.values()].find((row) => row.userCode === code) }
+    async consume (id: string): Promise<void> {
+      const row = this.rows.get(id)
+      if (row !== undefined) row.consumed = Math.floor(Date.now() / 1000)
+    }
+
+    async destroy (id: string): Promise<void> { this.rows.delete(id) }
+    async revokeByGrantId (grantId: string): Promise<void> {
+      for (const [id, row] of this.rows) if (row.grantId === grantId) this.rows.delete(id)
+    }
+  }
+}
+
 const CLAIMS = { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] }
 
 async function signingKeys (): Promise<{ keys: Array<Record<string, unknown>> }> {
@@ -48,6 +76,7 @@ function configuration (clients: UpstreamClient[], accounts: Map<string, Upstrea
   return {
     clients: clients.map((c) => ({ ...c, grant_types: ['authorization_code'], response_types: ['code'] })),
     jwks,
+    adapter: memoryAdapter(),
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     claims: CLAIMS,
     scopes: Object.keys(CLAIMS),

@@ -1,0 +1,118 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { base64url, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
+import { stopServer } from './upstream.js'
+
+/*
+ * A small hand-written OpenID Connect provider that signs its ID tokens with jose (ES256): a real
+ * signer whose tokens the test shapes, for the checks oidc-provider cannot be made to fail (a
+ * wrong `aud`, `nonce` or `azp`, an `exp` past, an `iat` ahead, a key not in its JWKS, `alg: none`),
+ * and for a provider that is down, slow or failing. No userinfo endpoint: the email is the ID token's.
+ */
+
+export interface TokenScript {
+  /** claims over the ID token's own (`undefined` removes one) */
+  claims?: Record<string, unknown>
+  /** unsigned (`alg: none`) */
+  unsigned?: boolean
+  /** signed by a key that is not in the JWKS, under the JWKS key's kid */
+  foreignKey?: boolean
+  /** the token endpoint's status instead of 200 (a body `{"error":"server_error"}`) */
+  status?: number
+  /** ms the token endpoint waits before answering */
+  delay?: number
+}
+
+export interface SignerUpstream {
+  issuer: string
+  /** the ID token's claims of the next sign-ins, and how it is signed */
+  script: (next: TokenScript) => void
+  /** discovery answers 503 while true */
+  discoveryDown: (down: boolean) => void
+  stop: () => Promise<void>
+}
+
+interface Pending { nonce: string, challenge: string, redirectUri: string }
+
+async function form (req: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+}
+
+function json (res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+}
+
+export async function startSignerUpstream (client: { clientId: string, clientSecret: string, subject: string, email: string }): Promise<SignerUpstream> {
+  const kid = 'signer-1'
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
+  const foreign = (await generateKeyPair('ES256')).privateKey
+  const jwks = { keys: [{ ...await exportJWK(publicKey), kid, alg: 'ES256', use: 'sig' }] }
+  let script: TokenScript = {}
+  let down = false
+  const pending = new Map<string, Pending>()
+  let issuer = ''
+
+  async function idToken (nonce: string): Promise<string> {
+    const now = Math.floor(Date.now() / 1000)
+    const claims: Record<string, unknown> = { iss: issuer, sub: client.subject, aud: client.clientId, exp: now + 300, iat: now, nonce, email: client.email, email_verified: true, ...script.claims }
+    for (const key of Object.keys(claims)) if (claims[key] === undefined) delete claims[key]
+    if (script.unsigned === true) return `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${base64url.encode(JSON.stringify(claims))}.`
+    const key: CryptoKey = script.foreignKey === true ? foreign : privateKey
+    return await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' }).sign(key)
+  }
+
+  async function token (req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await form(req)
+    if (script.delay !== undefined) await new Promise((resolve) => setTimeout(resolve, script.delay))
+    if (script.status !== undefined) return json(res, script.status, { error: 'server_error' })
+    // RFC 6749 §2.3.1: each of the two form-encoded before they are joined
+    const basic = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8').split(':').map((part) => decodeURIComponent(part.replaceAll('+', ' ')))
+    const grant = pending.get(body.get('code') ?? '')
+    pending.delete(body.get('code') ?? '')
+    if (basic[0] !== client.clientId || basic[1] !== client.clientSecret) return json(res, 401, { error: 'invalid_client' })
+    if (grant === undefined || grant.redirectUri !== body.get('redirect_uri') ||
+      createHash('sha256').update(body.get('code_verifier') ?? '').digest('base64url') !== grant.challenge) return json(res, 400, { error: 'invalid_grant' })
+    json(res, 200, { access_token: randomBytes(16).toString('hex'), token_type: 'Bearer', expires_in: 300, id_token: await idToken(grant.nonce) })
+  }
+
+  function authorize (url: URL, res: ServerResponse): void {
+    const code = randomBytes(16).toString('hex')
+    const redirectUri = url.searchParams.get('redirect_uri') ?? ''
+    pending.set(code, { nonce: url.searchParams.get('nonce') ?? '', challenge: url.searchParams.get('code_challenge') ?? '', redirectUri })
+    const back = new URL(redirectUri)
+    back.search = new URLSearchParams({ code, state: url.searchParams.get('state') ?? '', iss: issuer }).toString()
+    res.writeHead(302, { location: back.href }).end()
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', issuer)
+    if (url.pathname === '/.well-known/openid-configuration') {
+      if (down) return json(res, 503, { error: 'temporarily_unavailable' })
+      return json(res, 200, {
+        issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks`,
+        response_types_supported: ['code'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: ['ES256'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic'],
+        code_challenge_methods_supported: ['S256'],
+        authorization_response_iss_parameter_supported: true
+      })
+    }
+    if (url.pathname === '/jwks') return json(res, 200, jwks)
+    if (url.pathname === '/authorize') return authorize(url, res)
+    if (url.pathname === '/token' && req.method === 'POST') {
+      token(req, res).catch(() => { res.statusCode = 500; res.end() })
+      return
+    }
+    json(res, 404, { error: 'not_found' })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return { issuer, script: (next) => { script = next }, discoveryDown: (value) => { down = value }, stop: async () => await stopServer(server) }
+}
