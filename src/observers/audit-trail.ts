@@ -28,8 +28,9 @@ export class AuditTrail {
   ) {}
 
   readonly sink: AuditSink = ({ event, outcome = 'success', actorId, userId, sessionId, email, detail = undefined }, { ip, via }) => {
-    // a sign-in through the portal says so (its method is in the session's amr); other events keep their own detail
-    if (via !== undefined && (detail === undefined || event === 'login_succeeded')) detail = via
+    // a sign-in through the portal says so (its method is in the session's amr), unless it went through an
+    // identity provider (`idp:<id>`, its second step included); other events keep their own detail
+    if (via !== undefined && (detail === undefined || (event === 'login_succeeded' && !detail.startsWith('idp:')))) detail = via
     this.log.info({ audit: event, outcome, actor_id: actorId, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
     if (this.pending >= PENDING_LIMIT) {
       this.dropped++

@@ -158,7 +158,7 @@ export class TwoFactorService {
     if (!await store.totp.spendChallenge(reserved.id, iso(Date.now()))) return this.failed(user.id, 'challenge spent', context, proof)
     // after a provider's sign-in (`ext`), the session names the provider (src/idp/)
     const pair = await this.options.sessions.startWith(user, { ...secondFactorStrength([first], Math.floor(Date.now() / 1000), proof.passkey === undefined ? 'otp' : 'pop'), ...(first === 'ext' && { idp: reserved.amr[1] }) }, context)
-    this.options.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: proof.passkey === undefined ? 'second factor' : 'passkey' }, context)
+    this.options.audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId, detail: first === 'ext' ? `idp:${reserved.amr[1]}` : proof.passkey === undefined ? 'second factor' : 'passkey' }, context)
     return { pair, remember: reserved.remember }
   }
 

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { stopServer } from './upstream.js'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { formOf, listenOnLoopback, sendJson as json, stopServer } from './http-double.js'
 
 /*
  * A stand-in for GitHub on a free 127.0.0.1 port, answering as GitHub documents its OAuth app
@@ -29,16 +28,6 @@ export interface GithubDouble {
 
 interface Grant { user: GithubUser, clientId: string, redirectUri: string, challenge: string }
 
-async function form (req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
-}
-
-function json (res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body))
-}
-
 export async function startGithubDouble (client: { clientId: string, clientSecret: string }): Promise<GithubDouble> {
   let script: GithubScript = { error: 'access_denied', error_description: 'no user scripted' }
   const codes = new Map<string, Grant>()
@@ -59,7 +48,7 @@ export async function startGithubDouble (client: { clientId: string, clientSecre
   }
 
   async function accessToken (req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await form(req)
+    const body = await formOf(req)
     const code = body.get('code') ?? ''
     const grant = codes.get(code)
     codes.delete(code)
@@ -80,7 +69,7 @@ export async function startGithubDouble (client: { clientId: string, clientSecre
     json(res, 404, { message: 'Not Found' })
   }
 
-  const server = createServer((req, res) => {
+  const { server, origin: url } = await listenOnLoopback((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') return authorize(url, res)
     if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
@@ -90,8 +79,6 @@ export async function startGithubDouble (client: { clientId: string, clientSecre
     if (req.method === 'GET' && url.pathname.startsWith('/api/v3/')) return api(req, url.pathname.slice('/api/v3'.length), res)
     json(res, 404, { message: 'Not Found' })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return { url, apiUrl: `${url}/api/v3`, script: (next) => { script = next }, stop: async () => await stopServer(server) }
 }
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createUser } from '../helper.js'
 import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, pageText, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
-import { startUpstream } from './upstream.js'
+import { startUpstream, stopUpstream } from './upstream.js'
 
 /*
  * The decision table's rows that meet an existing account (src/idp/decision.ts, src/idp/idp-accounts.ts):
@@ -11,7 +11,7 @@ import { startUpstream } from './upstream.js'
 
 const IDS = ['after', 'auto', 'autoany', 'never'] as const
 const upstream = await startUpstream(IDS.map((id) => ({ client_id: id, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri(id)] })))
-t.teardown(upstream.stop)
+t.teardown(async () => { await stopUpstream(upstream) })
 
 const clock = { now: Date.now() }
 const app = await idpApp(t, [

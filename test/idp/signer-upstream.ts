@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { base64url, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
-import { stopServer } from './upstream.js'
+import { formOf, listenOnLoopback, sendJson as json, stopServer } from './http-double.js'
 
 /*
  * A small hand-written OpenID Connect provider that signs its ID tokens with jose (ES256): a real
@@ -35,16 +34,6 @@ export interface SignerUpstream {
 
 interface Pending { nonce: string, challenge: string, redirectUri: string }
 
-async function form (req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
-}
-
-function json (res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
-}
-
 export async function startSignerUpstream (client: { clientId: string, clientSecret: string, subject: string, email: string }): Promise<SignerUpstream> {
   const kid = 'signer-1'
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
@@ -53,11 +42,12 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
   let script: TokenScript = {}
   let down = false
   const pending = new Map<string, Pending>()
-  let issuer = ''
+  // the issuer names the port, known once the server listens
+  const self = { issuer: '' }
 
   async function idToken (nonce: string): Promise<string> {
     const now = Math.floor(Date.now() / 1000)
-    const claims: Record<string, unknown> = { iss: issuer, sub: client.subject, aud: client.clientId, exp: now + 300, iat: now, nonce, email: client.email, email_verified: true, ...script.claims }
+    const claims: Record<string, unknown> = { iss: self.issuer, sub: client.subject, aud: client.clientId, exp: now + 300, iat: now, nonce, email: client.email, email_verified: true, ...script.claims }
     for (const key of Object.keys(claims)) if (claims[key] === undefined) delete claims[key]
     if (script.unsigned === true) return `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${base64url.encode(JSON.stringify(claims))}.`
     const key: CryptoKey = script.foreignKey === true ? foreign : privateKey
@@ -65,7 +55,7 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
   }
 
   async function token (req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await form(req)
+    const body = await formOf(req)
     if (script.delay !== undefined) await new Promise((resolve) => setTimeout(resolve, script.delay))
     if (script.status !== undefined) return json(res, script.status, { error: 'server_error' })
     // RFC 6749 §2.3.1: each of the two form-encoded before they are joined
@@ -83,11 +73,12 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
     const redirectUri = url.searchParams.get('redirect_uri') ?? ''
     pending.set(code, { nonce: url.searchParams.get('nonce') ?? '', challenge: url.searchParams.get('code_challenge') ?? '', redirectUri })
     const back = new URL(redirectUri)
-    back.search = new URLSearchParams({ code, state: url.searchParams.get('state') ?? '', iss: issuer }).toString()
+    back.search = new URLSearchParams({ code, state: url.searchParams.get('state') ?? '', iss: self.issuer }).toString()
     res.writeHead(302, { location: back.href }).end()
   }
 
-  const server = createServer((req, res) => {
+  const { server, origin } = await listenOnLoopback((req, res) => {
+    const issuer = self.issuer
     const url = new URL(req.url ?? '/', issuer)
     if (url.pathname === '/.well-known/openid-configuration') {
       if (down) return json(res, 503, { error: 'temporarily_unavailable' })
@@ -112,7 +103,6 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
     }
     json(res, 404, { error: 'not_found' })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return { issuer, script: (next) => { script = next }, discoveryDown: (value) => { down = value }, stop: async () => await stopServer(server) }
+  self.issuer = origin
+  return { issuer: origin, script: (next) => { script = next }, discoveryDown: (value) => { down = value }, stop: async () => await stopServer(server) }
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { exportJWK, generateKeyPair } from 'jose'
 import Provider, { type AdapterConstructor, type Configuration } from 'oidc-provider'
+import { listenOnLoopback, stopServer } from './http-double.js'
 
 /*
  * An upstream OpenID Connect provider for the tests: panva's oidc-provider (the certified
@@ -65,7 +65,8 @@ function memoryAdapter (): AdapterConstructor {
   }
 }
 
-const CLAIMS = { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] }
+// amr with openid: the ID token of a code flow carries only what the openid scope names (conformIdTokenClaims)
+const CLAIMS = { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] }
 
 async function signingKeys (): Promise<{ keys: Array<Record<string, unknown>> }> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
@@ -111,7 +112,7 @@ export async function startUpstream (clients: UpstreamClient[]): Promise<Upstrea
   let discoveries = 0
   // the issuer names the port, known once the server listens
   const running: { provider?: Provider } = {}
-  const server = createServer((req, res) => {
+  const { server, origin: issuer } = await listenOnLoopback((req, res) => {
     if (req.url === '/.well-known/openid-configuration') discoveries++
     const provider = running.provider
     if (req.url?.startsWith('/interaction/') === true && provider !== undefined) {
@@ -120,8 +121,6 @@ export async function startUpstream (clients: UpstreamClient[]): Promise<Upstrea
     }
     provider?.callback()(req, res)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   running.provider = new Provider(issuer, configuration(clients, accounts, await signingKeys()))
   return {
     issuer,
@@ -136,10 +135,4 @@ export async function startUpstream (clients: UpstreamClient[]): Promise<Upstrea
 
 export async function stopUpstream (upstream: Upstream): Promise<void> {
   await upstream.stop()
-}
-
-/** Closes a test server and the connections it still holds (keep-alive from fetch). */
-export async function stopServer (server: ReturnType<typeof createServer>): Promise<void> {
-  server.closeAllConnections()
-  await new Promise<void>((resolve) => server.close(() => { resolve() }))
 }
