@@ -29,7 +29,7 @@ import neostandard from 'neostandard'
  */
 const SRC_ORDER = [
   'crypto', 'breached-passwords', 'portal', 'config', 'logging', 'runtime', 'validation', 'db', 'limits', 'revocations', 'observers',
-  'mail', 'keys', 'tokens', 'sessions', 'two-factor', 'passkeys', 'accounts', 'api-keys', 'recovery', 'imports', 'oidc', 'idp', 'http', 'cli'
+  'mail', 'keys', 'tokens', 'sessions', 'two-factor', 'accounts', 'passkeys', 'api-keys', 'recovery', 'imports', 'oidc', 'idp', 'http', 'cli'
 ]
 const ROOTS = ['app', 'server', 'start', 'cli', 'services']
 const ROOTS_ALLOWED = { cli: ['services'] }

@@ -11,6 +11,7 @@ import { ErrorResponse } from '../schemas/errors.js'
 import { ClientList, ClientSecret, CreatedClient, GrantList, OidcClient, OidcGrant } from '../schemas/oidc-clients.js'
 import { EmailVerifiedResponse } from '../schemas/recovery.js'
 import { CeremonyOptions, Passkey, PasskeyList } from '../schemas/passkeys.js'
+import { Identity, IdentityList } from '../schemas/identities.js'
 import { RevokedSessions, SessionListResponse, SessionResponse } from '../schemas/sessions.js'
 import { MfaChallenge, RecoveryCodesResponse, TotpActivated, TotpEnrolment } from '../schemas/two-factor.js'
 import { PaginationMeta, UserListResponse, UserResponse } from '../schemas/users.js'
@@ -58,6 +59,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
   // a passkey sign-in can answer the TOTP challenge too
   if (config.passkeys !== undefined) for (const schema of [CeremonyOptions, Passkey, PasskeyList, ...(config.totp === undefined ? [MfaChallenge] : [])]) fastify.addSchema(schema)
   if (config.oidc !== undefined) for (const schema of OIDC_SCHEMAS) fastify.addSchema(schema)
+  if (config.idp !== undefined) for (const schema of [Identity, IdentityList]) fastify.addSchema(schema)
   const bodyless = new Set<string>()
   fastify.addHook('onRoute', (route) => {
     if (route.config?.readsNoBody !== true) return
@@ -85,6 +87,7 @@ export default fp(async function openapiPlugin (fastify: FastifyInstance) {
         ...(recovery ? [{ name: 'recovery', description: 'Password reset by email and email codes (switched on)' }] : []),
         ...(config.totp !== undefined ? [{ name: 'two-factor', description: 'TOTP two-factor sign-in: enrolment, recovery codes, turning it off (switched on)' }] : []),
         ...(config.passkeys !== undefined ? [{ name: 'passkeys', description: 'Passkeys (WebAuthn): adding, signing in, as the second factor, listing, removing (switched on)' }] : []),
+        ...(config.idp !== undefined ? [{ name: 'identities', description: 'Accounts at external identity providers connected to a user\'s: listing, disconnecting (switched on)' }] : []),
         ...(keys ? [{ name: 'api-keys', description: 'API keys and service accounts: credentials for scripts and services (switched on)' }] : []),
         ...(config.oidc !== undefined ? [{ name: 'oidc', description: 'The OpenID Connect provider: its clients (superusers) and the apps a user authorized (switched on)' }] : []),
         { name: 'reserved', description: 'Paths reserved for features to come: 501' },

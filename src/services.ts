@@ -24,6 +24,8 @@ import type { TwoFactorService } from './two-factor/two-factor-service.js'
 import type { PasskeyService } from './passkeys/passkey-service.js'
 import { normalizeEmail, UserService } from './accounts/users.js'
 import { RecentAuthentication } from './accounts/recent-auth.js'
+import { Credentials } from './accounts/credentials.js'
+import { IdentityList } from './accounts/identities.js'
 import { mailConfigured } from './config/mail.js'
 import type { CoreLogger } from './logging/logger.js'
 import { ServiceEvents } from './events.js'
@@ -72,6 +74,8 @@ export interface Services {
   breachedPasswords: BreachedPasswords | undefined
   /** undefined while ENABLE_PASSKEYS is off */
   passkeys: PasskeyService | undefined
+  /** ENABLE_IDP_LOGIN: the users' connected accounts at identity providers, listed and disconnected; undefined when off */
+  identities: IdentityList | undefined
   /** ENABLE_API_KEYS: API keys and service accounts (docs/api-keys.md); undefined when off */
   apiKeys: ApiKeys | undefined
   /** ENABLE_OIDC_PROVIDER: the clients, their administration and the users' grants; undefined when off */
@@ -122,11 +126,16 @@ export async function createServices (options: ServiceOptions): Promise<Services
       queued: () => { mail.wake() },
       clock
     }, config.jwtSecret)
+  const providers = config.idp?.providers ?? []
+  const credentials = new Credentials({ passkeys: config.passkeys !== undefined, providers: providers.map((p) => p.id) })
+  const identities = config.idp === undefined
+    ? undefined
+    : new IdentityList({ store, audit, credentials, providers, notify: mailConfigured(config), queued: () => { mail.wake() } })
   // config.ts asks DATA_ENCRYPTION_KEYS (generated in development) whenever passkeys are on; the library is loaded only then
   const passkeys = config.passkeys === undefined
     ? undefined
     : new (await import('./passkeys/passkey-service.js')).PasskeyService({
-      store, sessions, twoFactor, audit, settings: config.passkeys, dataKeys: config.dataEncryptionKeys ?? [], notify: mailConfigured(config), queued: () => { mail.wake() }, clock
+      store, sessions, twoFactor, audit, credentials, settings: config.passkeys, dataKeys: config.dataEncryptionKeys ?? [], notify: mailConfigured(config), queued: () => { mail.wake() }, clock
     })
   const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
   const recentAuth = new RecentAuthentication({ store, hasher, throttle: throttles.password, audit, maxAge: config.reauthMaxAge, clock })
@@ -148,7 +157,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
     : (await import('./idp/index.js')).createIdp({ config, store, users, sessions, twoFactor, audit, log, retryInterval: options.idpRetryInterval })
   const breachedPasswords = config.breachedPasswords && BreachedPasswords.open(config.breachedPasswords.file, events)
   const imports = new ImportService({ store, hasher, audit, defaultRoles: config.defaultRoles, withDetails: config.validationErrorDetails, breached: breachedPasswords })
-  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, apiKeys, oidc, idp, imports, breachedPasswords, bootstrapAdmin }
+  const services = { events, hasher, tokens, revocations, throttles, sessions, users, auth, recentAuth, keys, mail, recovery, twoFactor, passkeys, identities, apiKeys, oidc, idp, imports, breachedPasswords, bootstrapAdmin }
   return { ...services, ...lifecycle(services, changes, options) }
 }
 

@@ -9,7 +9,7 @@ import { errorResponses } from '../../schemas/errors.js'
 import { UserResponse } from '../../schemas/users.js'
 import type { ApiKeys } from '../../src/api-keys/index.js'
 import type { ApiKey } from '../../src/db/api-keys.js'
-import { Forbidden, NotFound } from '../../src/errors.js'
+import { adminTarget } from '../../src/http/access.js'
 import { apiKeyRepresentation, userRepresentation } from '../../src/http/presenters.js'
 import type { Claims } from '../../src/tokens/claims.js'
 
@@ -72,12 +72,7 @@ export const ownApiKeyRoutes: FastifyPluginAsyncTypebox<ApiKeyRouteOptions> = as
 export const userApiKeyRoutes: FastifyPluginAsyncTypebox<ApiKeyRouteOptions> = async (fastify, { apiKeys: { service } }) => {
   const { users } = fastify.services
 
-  async function ownerOf (id: string, caller: Claims): Promise<string> {
-    const user = await users.findById(id)
-    if (user === undefined) throw new NotFound('User not found')
-    if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
-    return user.id
-  }
+  const ownerOf = async (id: string, caller: Claims) => adminTarget(await users.findById(id), caller).id
 
   fastify.get('/:id/api-keys', {
     schema: {

@@ -10,6 +10,8 @@ import apiAuthRoutes from './auth.js'
 import { ownSessionRoutes, userSessionRoutes } from './sessions.js'
 import keyRoutes from './keys.js'
 import ownPasskeyRoutes from './passkeys.js'
+import ownIdentityRoutes from './identities.js'
+import userIdentityRoutes from './user-identities.js'
 import userTwoFactorRoutes from './two-factor.js'
 import userPasskeyRoutes from './user-passkeys.js'
 import userRoutes from './users.js'
@@ -36,7 +38,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
       const access = describeAccess(route.config?.access)
       schema.description = schema.description === undefined ? access : `${schema.description}\n\n${access}`
     })
-    const { twoFactor, apiKeys, passkeys, oidc } = fastify.services
+    const { twoFactor, apiKeys, passkeys, identities, oidc } = fastify.services
     // /api/auth/* acts on the caller's sign-in session: every route of it goes in this scope, whose
     // hook refuses an API key (403 session_required)
     await api.register(async function ownAccount (own) {
@@ -53,6 +55,8 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
       if (apiKeys !== undefined) await own.register(ownApiKeyRoutes, { prefix: '/api-keys', apiKeys })
       // only with ENABLE_PASSKEYS: off, the paths are unknown routes (404)
       if (passkeys !== undefined) await own.register(ownPasskeyRoutes, { prefix: '/passkeys', passkeys })
+      // only with ENABLE_IDP_LOGIN, likewise: the user's connected accounts at identity providers
+      if (identities !== undefined) await own.register(ownIdentityRoutes, { prefix: '/identities', identities })
       // only with ENABLE_OIDC_PROVIDER, likewise: the apps the user authorized
       if (oidc !== undefined) await own.register(grantRoutes, { prefix: '/grants', oidc })
     }, { prefix: '/auth' })
@@ -70,6 +74,7 @@ const apiRoutes: FastifyPluginAsync = async (fastify) => {
     if (twoFactor !== undefined) await api.register(userTwoFactorRoutes, { prefix: '/users', twoFactor })
     // only with ENABLE_PASSKEYS, likewise
     if (passkeys !== undefined) await api.register(userPasskeyRoutes, { prefix: '/users', passkeys })
+    if (identities !== undefined) await api.register(userIdentityRoutes, { prefix: '/users', identities })
     // only with ENABLE_OIDC_PROVIDER: off, these paths are unknown routes (404)
     if (oidc !== undefined) await api.register(oauth2ClientRoutes, { prefix: '/oauth2/clients', oidc })
   })

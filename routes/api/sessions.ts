@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { IdParams, ref, SetCookie } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { RevokedSessions, SessionListResponse, type SessionResponse } from '../../schemas/sessions.js'
-import { Forbidden, NotFound } from '../../src/errors.js'
+import { adminTarget } from '../../src/http/access.js'
 import { sessionRepresentation } from '../../src/http/presenters.js'
 import type { OidcServices } from '../../src/oidc/provider.js'
 import type { SessionView } from '../../src/sessions/session-service.js'
@@ -87,13 +87,7 @@ export const ownSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 export const userSessionRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { sessions, users } = fastify.services
 
-  /** The user named in the path, once the caller may see their sessions. */
-  async function ownerOf (id: string, caller: Claims): Promise<string> {
-    const user = await users.findById(id)
-    if (user === undefined) throw new NotFound('User not found')
-    if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
-    return user.id
-  }
+  const ownerOf = async (id: string, caller: Claims) => adminTarget(await users.findById(id), caller).id
 
   fastify.get('/:id/sessions', {
     schema: {

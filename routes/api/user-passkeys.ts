@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { PasskeyList, UserPasskeyParams } from '../../schemas/passkeys.js'
-import { Forbidden, NotFound } from '../../src/errors.js'
+import { adminTarget } from '../../src/http/access.js'
 import type { PasskeyService } from '../../src/passkeys/passkey-service.js'
 import type { Claims } from '../../src/tokens/claims.js'
 import { SECURED } from '../auth/two-factor.js'
@@ -13,12 +13,7 @@ const ADMIN = { access: { roles: ['admin'] }, noStore: true }
 const userPasskeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (fastify, { passkeys }) => {
   const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
 
-  async function ownerOf (id: string, caller: Claims): Promise<string> {
-    const user = await fastify.services.users.findById(id)
-    if (user === undefined) throw new NotFound('User not found')
-    if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
-    return user.id
-  }
+  const ownerOf = async (id: string, caller: Claims) => adminTarget(await fastify.services.users.findById(id), caller).id
 
   fastify.get('/:id/passkeys', {
     schema: {

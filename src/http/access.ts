@@ -1,4 +1,5 @@
-import { Forbidden } from '../errors.js'
+import type { User } from '../db/users.js'
+import { Forbidden, NotFound } from '../errors.js'
 import type { Claims } from '../tokens/claims.js'
 
 /** What a route declares about who may call it (docs/api.md#access-control). */
@@ -32,4 +33,15 @@ export function describeAccess (access: RouteAccess | undefined): string {
   const roles = access.roles === undefined ? undefined : `the role${access.roles.length > 1 ? 's' : ''} ${access.roles.map((r) => `\`${r}\``).join(' or ')}`
   if (access.self === undefined) return `Access: ${roles ?? 'any signed-in user'} (403 \`missing_role\` otherwise), or a superuser.`
   return `Access: the user named by \`${access.self}\` themself${roles === undefined ? '' : `, ${roles}`} or a superuser (403 \`not_owner\` otherwise).`
+}
+
+/**
+ * The user an admin route names (/api/users/:id/…), once the caller may act on them: unknown → 404;
+ * a superuser's account is for a superuser only (403 `superuser_required`), so an admin cannot
+ * take a way in to an account above their own.
+ */
+export function adminTarget (user: User | undefined, caller: Claims): User {
+  if (user === undefined) throw new NotFound('User not found')
+  if (user.isSuperuser && !caller.is_superuser) throw new Forbidden('superuser_required')
+  return user
 }

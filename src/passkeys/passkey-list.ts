@@ -1,21 +1,21 @@
 import type { Passkey } from '../../schemas/passkeys.js'
+import type { Credentials, Remover } from '../accounts/credentials.js'
 import type { AuditSink, RequestContext } from '../events.js'
 import type { StoredPasskey } from '../db/passkeys.js'
 import type { Store } from '../db/store.js'
 import type { User } from '../db/users.js'
-import { LastCredential, NotFound } from '../errors.js'
+import { NotFound } from '../errors.js'
 import { securityNoticeMail } from '../mail/templates.js'
 
 export interface PasskeyListOptions {
   store: Store
   audit: AuditSink
+  /** the last-credential rule */
+  credentials: Credentials
   notify: boolean
   queued: () => void
   clock: () => number
 }
-
-/** Who removes a passkey: the user (the last credential is kept), or an admin (it is not: the user recovers by a reset). */
-export interface Remover { actorId: string | undefined, admin: boolean }
 
 /** A user's passkeys: listed, renamed, removed. Removing one revokes no session. */
 export class PasskeyList {
@@ -35,11 +35,7 @@ export class PasskeyList {
     return this.view(passkey)
   }
 
-  /**
-   * A user without a password (an empty hash) keeps their last passkey: 409 last_credential,
-   * unless an admin removes it. Counted inside the transaction (the user row locked on
-   * PostgreSQL), so two removals at once cannot take the last two.
-   */
+  /** The user keeps their last credential (src/accounts/credentials.ts): 409 last_credential, unless an admin removes it. */
   async remove (userId: string, id: string, by: Remover, context: RequestContext): Promise<void> {
     const { store } = this.listOptions
     const removed = await store.transaction(async (tx) => {
@@ -47,7 +43,7 @@ export class PasskeyList {
       const user = await tx.users.findById(userId)
       const passkey = user === undefined ? undefined : await tx.passkeys.find(id)
       if (user === undefined || passkey?.userId !== userId) throw new NotFound('Passkey not found')
-      if (!by.admin && user.passwordHash === '' && await tx.passkeys.countOf(userId) <= 1) throw new LastCredential()
+      await this.listOptions.credentials.keepLast(tx, user, { passkey: id }, by)
       await tx.passkeys.remove(userId, id)
       await this.notice(tx, user, `A passkey ("${passkey.name}") was removed from your account.`)
       return passkey

@@ -3,6 +3,7 @@ import { generateAuthenticationOptions, generateRegistrationOptions } from '@sim
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { AuthenticationCredential, RegistrationCredential, type CeremonyOptions, type Passkey } from '../../schemas/passkeys.js'
 import type { AuditEvent, AuditSink, RequestContext } from '../events.js'
+import type { Credentials } from '../accounts/credentials.js'
 import type { DataKey } from '../crypto/envelope.js'
 import type { StoredPasskey } from '../db/passkeys.js'
 import type { Store } from '../db/store.js'
@@ -30,6 +31,8 @@ export interface PasskeyServiceOptions {
   sessions: SessionService
   twoFactor: TwoFactorService | undefined
   audit: AuditSink
+  /** the last-credential rule, which a removal asks */
+  credentials: Credentials
   settings: PasskeySettings
   dataKeys: DataKey[]
   /** whether mail is configured: adding or removing a passkey then queues a notice */

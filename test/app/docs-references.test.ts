@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { main } from '../../src/cli/main.js'
 import { ConfigSchema } from '../../src/config/config.js'
-import { build, tempDir } from '../helper.js'
+import { build } from '../helper.js'
+import { idpValues } from '../routes/api/identities-support.js'
 import { ROOT } from '../process/server-process.js'
 
 /**
@@ -24,7 +25,8 @@ const NOT_SETTINGS: Record<string, string> = {
   KEYWORD_RULES: 'a table of src/validation/messages.ts',
   DOCS_CSP: 'a constant of routes/docs.ts',
   SRC_ORDER: 'the import order of eslint.config.js',
-  MFA_METHODS: 'a constant of schemas/two-factor.ts'
+  MFA_METHODS: 'a constant of schemas/two-factor.ts',
+  KEYCLOAK_CLIENT_SECRET: 'the variable a providers file example names in client_secret_env (docs/identity-providers.md)'
 }
 
 /** Code spans that start with "gatehouse" but are no command, each with the reason. */
@@ -111,15 +113,9 @@ async function cliCommands (): Promise<Set<string>> {
   return commands
 }
 
-function githubProvidersFile (t: Parameters<typeof build>[0]): string {
-  const dir = tempDir(t)
-  writeFileSync(join(dir, 'secret'), 'github-client-secret', { mode: 0o600 })
-  writeFileSync(join(dir, 'providers.json'), JSON.stringify([{ id: 'github', type: 'github', display_name: 'GitHub', client_id: 'x', client_secret_file: join(dir, 'secret') }]))
-  return join(dir, 'providers.json')
-}
-
 async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
-  const app = await build(t, {
+  // and sign-in through identity providers with its connected accounts (docs/identity-providers.md)
+  const app = await build(t, idpValues(t, {
     METRICS_ENABLED: true,
     METRICS_TOKEN: 'scrape-token-0123456789abcdef',
     ENABLE_TOTP: true,
@@ -133,11 +129,8 @@ async function knownNames (t: Parameters<typeof build>[0]): Promise<Known> {
     ENABLE_API_KEYS: true,
     // the OpenID Connect provider (docs/oidc.md), which needs an asymmetric JWT_ALG
     ENABLE_OIDC_PROVIDER: true,
-    JWT_ALG: 'ES256',
-    // sign-in through a provider (docs/identity-providers.md): a GitHub one, which needs no discovery
-    ENABLE_IDP_LOGIN: true,
-    IDP_PROVIDERS_FILE: githubProvidersFile(t)
-  })
+    JWT_ALG: 'ES256'
+  }))
   const settings = new Set([...Object.keys(ConfigSchema.properties), ...Object.keys(NOT_SETTINGS), ...harnessVariables()])
   return {
     settings,

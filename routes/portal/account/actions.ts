@@ -5,6 +5,8 @@ import type { PageView } from '../../../plugins/portal.js'
 import {
   ChangePasswordForm, RecoveryCodesForm, RevokeAppForm, RevokeOthersForm, RevokeSessionForm, TotpConfirmForm, TotpDisableForm, TotpEnrolForm
 } from '../../../schemas/portal.js'
+import type { Remover } from '../../../src/accounts/credentials.js'
+import type { RequestContext } from '../../../src/events.js'
 import type { Claims } from '../../../src/tokens/claims.js'
 import { DONE, type AccountState } from './page.js'
 
@@ -28,8 +30,20 @@ export function accountForms (fastify: FastifyInstance, page: AccountPage) {
     else await reply.redirect(portalSession.loginUrl(`${base}/account`), 303)
   }
 
+  const callerOf = (request: FastifyRequest) => request.claims as Claims
   return {
-    callerOf: (request: FastifyRequest) => request.claims as Claims,
+    callerOf,
+    /**
+     * A removal of one of the caller's own ways in (a passkey, a connected account): recent
+     * authentication first (the sign-in's age, or the form's password: empty means absent), then
+     * `remove` as the user themself, who keeps their last credential.
+     */
+    async removeOwn (request: FastifyRequest, password: string | undefined, remove: (userId: string, by: Remover, context: RequestContext) => Promise<void>) {
+      const caller = callerOf(request)
+      const context = portalSession.context(request)
+      await fastify.services.recentAuth.require(caller, password === '' ? undefined : password, context)
+      await remove(caller.user_id, { actorId: caller.user_id, admin: false }, context)
+    },
     action<T extends TSchema> (name: string, body: T, limit: boolean) {
       return {
         schema: { body },

@@ -6,15 +6,16 @@ import { qrSvg } from '../../../src/two-factor/totp.js'
 import { accountActions } from './actions.js'
 import { accountPage, DONE } from './page.js'
 import { passkeyActions } from './passkeys.js'
+import { identityActions } from './identities.js'
 
 /**
  * /portal/account: the signed-in user's own page (a portal session, else the sign-in page and
- * back): sessions, password, second factor. Each action is a POST of its own
+ * back): sessions, password, second factor, passkeys, connected accounts, authorized apps. Each action is a POST of its own
  * (./actions.ts) calling what its JSON route calls.
  */
 const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { portalSession } = fastify
-  const { twoFactor, passkeys } = fastify.services
+  const { twoFactor, passkeys, identities } = fastify.services
   const page = accountPage(fastify)
 
   fastify.get('/account', { schema: { querystring: AccountQuery }, preHandler: portalSession.required }, async (request, reply) => {
@@ -33,6 +34,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   await fastify.register(accountActions, { page })
   if (passkeys !== undefined) await fastify.register(passkeyActions, { page, passkeys })
+  if (identities !== undefined) await fastify.register(identityActions, { page, identities })
 }
 
 export default accountRoutes

@@ -16,7 +16,8 @@ export const DONE: Readonly<Record<string, string>> = {
   'passkey-add': 'The passkey was added. You can sign in with it now.',
   'passkey-rename': 'The passkey was renamed.',
   'passkey-remove': 'The passkey was removed. It no longer signs you in.',
-  'revoke-app': 'The application may no longer use your account; its sessions were signed out.'
+  'revoke-app': 'The application may no longer use your account; its sessions were signed out.',
+  'identity-remove': 'The account was disconnected. It no longer signs you in.'
 }
 
 /** Which field a failed action's error belongs beside (a 422 names its own fields). */
@@ -59,6 +60,29 @@ function passkeysSection (fastify: FastifyInstance): (claims: Claims) => Promise
 }
 
 /**
+ * The account page's connected accounts (src/portal/templates/partials/identities.eta): the linked
+ * identities with a form each to disconnect it, a link to connect each ready provider not linked yet, and
+ * whether the sign-in is recent enough to disconnect without the password; nothing while ENABLE_IDP_LOGIN is off.
+ */
+function identitiesSection (fastify: FastifyInstance): (request: FastifyRequest, claims: Claims, state: AccountState) => Promise<{ identities?: Record<string, unknown> }> {
+  const { identities, recentAuth, passkeys, idp } = fastify.services
+  const publicUrl = fastify.config.portal?.publicUrl ?? ''
+  const account = encodeURIComponent(`${publicUrl}/portal/account`)
+  const remedy = passkeys === undefined ? 'Connect another account first.' : 'Add a passkey or connect another account first.'
+  return async (request, claims, state) => {
+    if (identities === undefined) return {}
+    const linked = await identities.list(claims.user_id)
+    const list = linked.map((i) => ({ id: i.id, name: i.display_name, email: i.email, linked: when(i.created_at) }))
+    // as the sign-in page: only the providers a sign-in can start with now (discovered)
+    const connect = (idp?.upstreams.visible() ?? []).filter((p) => !linked.some((i) => i.provider === p.id))
+      .map((p) => ({ name: p.displayName, href: `${publicUrl}/auth/idp/${p.id}/start?intent=link&rd=${account}` }))
+    // the row whose form failed shows the error beside its own fields
+    const failedId = state.failed === 'identity-remove' ? (request.body as { identity?: unknown } | undefined)?.identity : undefined
+    return { identities: { list, connect, failedId, remedy, recent: recentAuth.isRecent(claims), reauthUrl: `${publicUrl}/portal/login?prompt=login&rd=${account}` } }
+  }
+}
+
+/**
  * The account page of the signed-in user (request.claims: portalSession.required ran): who they
  * are, their sessions, their password, their second factor. The same page, with the error, is
  * what a failed action shows.
@@ -66,6 +90,7 @@ function passkeysSection (fastify: FastifyInstance): (claims: Claims) => Promise
 export function accountPage (fastify: FastifyInstance): (request: FastifyRequest, state?: AccountState) => Promise<PageView> {
   const { users, sessions, twoFactor, oidc } = fastify.services
   const passkeys = passkeysSection(fastify)
+  const identities = identitiesSection(fastify)
 
   async function totpState (userId: string): Promise<Record<string, unknown>> {
     if (twoFactor === undefined) return { totp: undefined }
@@ -89,6 +114,7 @@ export function accountPage (fastify: FastifyInstance): (request: FastifyRequest
       sessions: list,
       ...await totpState(user.id),
       ...await passkeys(claims),
+      ...await identities(request, claims, state),
       failed: state.failed,
       apps: oidc === undefined
         ? undefined

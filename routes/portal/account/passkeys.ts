@@ -12,8 +12,7 @@ import { accountForms, type AccountPage } from './actions.js'
  */
 export const passkeyActions: FastifyPluginAsyncTypebox<{ page: AccountPage, passkeys: PasskeyService }> = async (fastify, { page, passkeys }) => {
   const { portalSession } = fastify
-  const { recentAuth } = fastify.services
-  const { callerOf, action, done } = accountForms(fastify, page)
+  const { callerOf, action, done, removeOwn } = accountForms(fastify, page)
 
   fastify.post('/account/passkey-add', action('passkey-add', PasskeyAddForm, true), async (request, reply) => {
     const { challenge_id: challengeId, credential, name } = request.body
@@ -28,11 +27,8 @@ export const passkeyActions: FastifyPluginAsyncTypebox<{ page: AccountPage, pass
   })
 
   fastify.post('/account/passkey-remove', action('passkey-remove', PasskeyRemoveForm, true), async (request, reply) => {
-    const caller = callerOf(request)
-    const context = portalSession.context(request)
     const { passkey, password } = request.body
-    await recentAuth.require(caller, password === '' ? undefined : password, context)
-    await passkeys.remove(caller.user_id, passkey, { actorId: caller.user_id, admin: false }, context)
+    await removeOwn(request, password, async (userId, by, context) => { await passkeys.remove(userId, passkey, by, context) })
     return await done(reply, 'passkey-remove')
   })
 }

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { build, tempDir, type TestContext } from '../../helper.js'
 import { TOTP_ON } from '../../routes/auth/two-factor/support.js'
+import { idpValues } from '../../routes/api/identities-support.js'
 
 /*
  * The served document linted as its consumers lint it, beside Redocly (redocly.test.ts): Stoplight
@@ -43,7 +44,7 @@ async function served (t: TestContext, values: Record<string, unknown>): Promise
 }
 
 t.test('GET /openapi.json lints with no error and no warning under Spectral\'s spectral:oas, with every feature on', async (t) => {
-  const { file, document } = await served(t, {
+  const { file, document } = await served(t, idpValues(t, {
     ...TOTP_ON,
     ENABLE_PASSWORD_RESET: true,
     PASSWORD_RESET_URL: 'https://app.example.com/reset#token={token}',
@@ -54,10 +55,12 @@ t.test('GET /openapi.json lints with no error and no warning under Spectral\'s s
     ENABLE_PORTAL: true,
     PUBLIC_URL: 'http://localhost:3000',
     JWT_ALG: 'ES256'
-  })
+    // and ENABLE_IDP_LOGIN: the connected accounts' routes (docs/identity-providers.md)
+  }))
   t.ok((document.paths as Record<string, unknown>)['/auth/verify-2fa'], 'the two-factor routes are in it')
   t.ok((document.paths as Record<string, unknown>)['/auth/passkeys/login/verify'], 'and the passkey routes')
   t.ok((document.paths as Record<string, unknown>)['/api/oauth2/clients/{client_id}'], 'the provider\'s routes are in it')
+  t.ok((document.paths as Record<string, unknown>)['/api/users/{id}/identities/{identity_id}'], 'and the connected accounts\' routes')
   const { problems, output } = await lint(file)
   t.same(problems.map(summary), [], output.slice(0, 2000))
 

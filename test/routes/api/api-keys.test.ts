@@ -4,6 +4,7 @@ import t from 'tap'
 import { authHeader, build, changePassword, createUser, login, rawSql, type CreatedUser } from '../../helper.js'
 import { ISO, MISSING_ADMIN, REVOKED } from '../../patterns.js'
 import { base62Checksum } from '../../../src/api-keys/format.js'
+import { idpValues } from './identities-support.js'
 
 /*
  * The caller's own API keys (routes/api/api-keys.ts, src/api-keys/, docs/api-keys.md): the format,
@@ -103,8 +104,8 @@ t.test('a key passes as an access token on /api/* with the key\'s claims, and on
 })
 
 t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) => {
-  // every feature with routes under /api/auth on: passkeys, and the OpenID Connect provider's grants
-  const app = await build(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost', ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, JWT_ALG: 'ES256' })
+  // every feature with routes under /api/auth on: passkeys, the OpenID Connect provider's grants, connected accounts
+  const app = await build(t, idpValues(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost', ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, JWT_ALG: 'ES256' }))
   const user = await createUser(app)
   const { key } = await keyOf(app, user)
   const calls = [
@@ -116,7 +117,9 @@ t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) 
     { method: 'PATCH' as const, url: '/api/auth/passkeys/bm90LWEtcGFzc2tleQ', payload: { name: 'renamed' } },
     { method: 'DELETE' as const, url: '/api/auth/passkeys/bm90LWEtcGFzc2tleQ' },
     { method: 'GET' as const, url: '/api/auth/grants' },
-    { method: 'DELETE' as const, url: '/api/auth/grants/some-app' }
+    { method: 'DELETE' as const, url: '/api/auth/grants/some-app' },
+    { method: 'GET' as const, url: '/api/auth/identities' },
+    { method: 'DELETE' as const, url: '/api/auth/identities/00000000-0000-4000-8000-000000000000' }
   ]
   for (const call of calls) {
     const res = await app.inject({ ...call, headers: authHeader(key) })

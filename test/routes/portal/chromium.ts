@@ -22,7 +22,7 @@ export async function launchChromium (t: TestContext): Promise<Browser> {
   return browser
 }
 
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { denialFor, describeAccess, type RouteAccess } from '../../../src/http/access.js'
+import type { User } from '../../../src/db/users.js'
+import { Forbidden, NotFound } from '../../../src/errors.js'
+import { adminTarget, denialFor, describeAccess, type RouteAccess } from '../../../src/http/access.js'
 import type { Claims } from '../../../src/tokens/claims.js'
 
 /** true when the declared access lets these claims through */
@@ -76,4 +78,17 @@ t.test('describeAccess words each declaration as the OpenAPI description shows i
   t.equal(describeAccess({ roles: ['admin', 'auditor'] }), 'Access: the roles `admin` or `auditor` (403 `missing_role` otherwise), or a superuser.')
   t.equal(describeAccess({ self: 'id' }), 'Access: the user named by `id` themself or a superuser (403 `not_owner` otherwise).')
   t.equal(describeAccess({ roles: ['admin'], self: 'id' }), 'Access: the user named by `id` themself, the role `admin` or a superuser (403 `not_owner` otherwise).')
+})
+
+t.test('adminTarget: an unknown user is 404; a superuser\'s account needs a superuser (403 superuser_required)', async (t) => {
+  const account = (isSuperuser: boolean): User => ({
+    id: '55555555-5555-4555-8555-555555555555', email: 'a@example.com', name: 'A', age: null, passwordHash: '', roles: ['user'], isSuperuser, credentialsVersion: 0, emailVerified: true, kind: 'user', createdAt: '', updatedAt: ''
+  })
+  const admin = claims({ roles: ['admin'] })
+  t.throws(() => adminTarget(undefined, admin), new NotFound('User not found'))
+  t.equal(adminTarget(account(false), admin).id, '55555555-5555-4555-8555-555555555555', 'an admin acts on a user')
+  const refused = (() => { try { adminTarget(account(true), admin) } catch (err) { return err } })()
+  t.ok(refused instanceof Forbidden)
+  t.equal((refused as Forbidden).reason, 'superuser_required')
+  t.equal(adminTarget(account(true), claims({ is_superuser: true })).isSuperuser, true, 'a superuser acts on a superuser')
 })
