@@ -18,7 +18,7 @@ t.test('migrate applies the migrations, then reports the database is up to date'
   const first = await cli(['migrate'], await databaseEnv(t, dataDir))
   t.equal(first.code, 0, first.stderr)
   t.equal(first.stdout, 'applied 0001_users_sessions_revocations, 0002_audit_events, 0003_users_credentials_version, 0004_sessions_access_expires_at, 0005_sessions_signed_in_at, 0006_audit_events_actor_outcome, 0007_revocation_sequence, 0008_signing_keys, 0009_mail_outbox, 0010_recovery, 0011_sessions_client, 0012_totp, 0013_passkeys, 0014_api_keys, 0016_oidc_clients, 0017_oidc_sessions, 0018_user_identities\n')
-  t.same(await tables(t, dataDir), ['api_keys', 'audit_events', 'mail_outbox', 'mfa_challenges', 'oauth_clients', 'oauth_codes', 'oauth_grants', 'oauth_interactions', 'one_time_secrets', 'passkeys', 'recovery_codes', 'revocations', 'sessions', 'signing_keys', 'totp_factors', 'users', 'webauthn_challenges', 'webauthn_user_handles'])
+  t.same(await tables(t, dataDir), ['api_keys', 'audit_events', 'mail_outbox', 'mfa_challenges', 'oauth_clients', 'oauth_codes', 'oauth_grants', 'oauth_interactions', 'one_time_secrets', 'passkeys', 'recovery_codes', 'revocations', 'sessions', 'signing_keys', 'totp_factors', 'user_identities', 'users', 'webauthn_challenges', 'webauthn_user_handles'])
 
   const second = await cli(['migrate'], await databaseEnv(t, dataDir))
   t.equal(second.code, 0, second.stderr)
