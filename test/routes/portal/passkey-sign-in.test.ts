@@ -1,9 +1,8 @@
-import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { claimsOf, createUser, login } from '../../helper.js'
-import { SoftAuthenticator } from '../../webauthn-authenticator.js'
+import { claimsOf, createUser } from '../../helper.js'
 import { enrolledUser, oathtool } from '../auth/two-factor/support.js'
-import { ceremony, registerWith } from '../passkeys/support.js'
+import { ceremony } from '../passkeys/support.js'
+import { postAssertion, PORTAL_PASSKEYS, withPasskey } from './passkey-support.js'
 import { auditRows, openFlow, totpPortalApp } from './steps-support.js'
 import { alertCode, fieldValue, PageClient, portalApp, PORTAL_ORIGIN } from './support.js'
 
@@ -14,23 +13,7 @@ import { alertCode, fieldValue, PageClient, portalApp, PORTAL_ORIGIN } from './s
  * page's assertion, the second step's, and what each answers.
  */
 
-const PASSKEYS = { ENABLE_PASSKEYS: true, WEBAUTHN_RP_ID: 'gh.localhost' }
 const ACCOUNT = `${PORTAL_ORIGIN}/portal/account`
-
-/** A passkey for `user`, registered through the JSON routes with a fresh sign-in's token. */
-async function withPasskey (app: FastifyInstance, user: { email: string, password: string }, accessToken?: string): Promise<SoftAuthenticator> {
-  const authenticator = new SoftAuthenticator(PORTAL_ORIGIN)
-  const token = accessToken ?? (await login(app, user)).access_token
-  const res = await registerWith(app, token, authenticator)
-  if (res.statusCode !== 201) throw new Error(`register: ${res.statusCode} ${res.body}`)
-  return authenticator
-}
-
-/** The sign-in page's form: options from the JSON route (as passkeys.js asks them), the assertion posted. */
-async function postAssertion (browser: PageClient, app: FastifyInstance, authenticator: SoftAuthenticator, rd?: string): ReturnType<PageClient['post']> {
-  const { challenge_id: challengeId, options } = await ceremony(app, '/auth/passkeys/login/options', {})
-  return await browser.post('/portal/passkey', { challenge_id: challengeId, credential: JSON.stringify(authenticator.get(options)), ...(rd === undefined ? {} : { rd }) })
-}
 
 /** The options the two-factor page carries in its passkey form's data-options (an attribute, HTML-escaped). */
 function pageOptions (html: string): { challengeId?: string, options?: { challenge: string, allowCredentials?: Array<{ id: string }> } } {
@@ -41,7 +24,7 @@ function pageOptions (html: string): { challengeId?: string, options?: { challen
 }
 
 t.test('an assertion posted by the sign-in page: 303 to the return URL with the portal\'s cookies at aal2; a refused return URL goes to the default', async (t) => {
-  const app = await portalApp(t, PASSKEYS)
+  const app = await portalApp(t, PORTAL_PASSKEYS)
   const user = await createUser(app)
   const authenticator = await withPasskey(app, user)
   // the control: a password sign-in through the same portal is audited with detail portal
@@ -73,7 +56,7 @@ t.test('an assertion posted by the sign-in page: 303 to the return URL with the 
 })
 
 t.test('PASSKEY_SATISFIES_MFA=false, a TOTP user: 303 /portal/2fa, the mfa_token only in the flow cookie, the passkey not offered again', async (t) => {
-  const app = await totpPortalApp(t, { ...PASSKEYS, PASSKEY_SATISFIES_MFA: false })
+  const app = await totpPortalApp(t, { ...PORTAL_PASSKEYS, PASSKEY_SATISFIES_MFA: false })
   const user = await enrolledUser(app)
   const authenticator = await withPasskey(app, user, user.access_token)
   const browser = new PageClient(app)
@@ -94,7 +77,7 @@ t.test('PASSKEY_SATISFIES_MFA=false, a TOTP user: 303 /portal/2fa, the mfa_token
 })
 
 t.test('the second step with a passkey: the page carries that user\'s request options, the assertion posted to /portal/2fa signs in at aal2 (pwd, pop)', async (t) => {
-  const app = await totpPortalApp(t, PASSKEYS)
+  const app = await totpPortalApp(t, PORTAL_PASSKEYS)
   const user = await enrolledUser(app)
   const before = new PageClient(app)
   t.equal((await before.post('/portal/login', { email: user.email, password: user.password })).headers.location, `${PORTAL_ORIGIN}/portal/2fa`)
