@@ -1,12 +1,18 @@
-import t from 'tap'
-import { PASSWORD } from '../../helper.js'
+import type { LightMyRequestResponse } from 'fastify'
+import t, { type Test } from 'tap'
+import { claimsOf, PASSWORD } from '../../helper.js'
+import type { Twist } from '../../webauthn-authenticator.js'
 import { oathtool } from '../auth/two-factor/support.js'
 import { totpPortalApp } from '../portal/steps-support.js'
+import { postAssertion, PORTAL_PASSKEYS, withPasskey } from '../portal/passkey-support.js'
 import { fieldValue, PageClient } from '../portal/support.js'
 import { enrolledUser } from '../auth/two-factor/support.js'
-import { authorizeUrl, FLOW, ISSUER, payloadOf, pkce, queryOf, REDIRECT } from './flow-support.js'
+import { addClient, authorizeUrl, exchange, FLOW, flowApp, ISSUER, payloadOf, person, pkce, queryOf, REDIRECT, signedIn, type Flow } from './flow-support.js'
 
-/* require_aal2 (§15.1 step 3, src/oidc/authorizer.ts): an aal1 session signs in again with a second factor (TOTP through /portal/2fa), else access_denied. */
+/*
+ * require_aal2 (src/oidc/authorizer.ts): an aal1 session signs in again with a second factor
+ * (TOTP through /portal/2fa, or a user-verified passkey on the sign-in page), else access_denied.
+ */
 
 const p = pkce()
 
@@ -61,4 +67,52 @@ t.test('a require_aal2 client: aal1 session → sign-in with TOTP → code with 
   const back = await ann.get(second.headers.location as string)
   t.equal(back.statusCode, 302)
   t.ok(queryOf(back).code)
+})
+
+/**
+ * A user with a password and a passkey, signed in to the portal with the password (aal1): authorize
+ * for a require_aal2 client sends the browser to sign in again, where it signs in with the passkey
+ * (its assertion made with `twist`), the portal's new session's claims checked against `strength`.
+ * Returns authorize's answer after it.
+ */
+async function passkeyStepUp (t: Test, values: Record<string, unknown>, twist: Twist, strength: { aal: string, amr: string[] }): Promise<{ flow: Flow, userId: string, back: LightMyRequestResponse }> {
+  const flow = await flowApp(t, { ...PORTAL_PASSKEYS, ...values })
+  await addClient(flow, 'vault-app', { require_aal2: true, skip_consent: true })
+  const user = await person(flow, 'ann@example.com')
+  const authenticator = await withPasskey(flow.app, user)
+  const browser = await signedIn(flow, user)
+  t.match(claimsOf(browser.jar.get('access_token') ?? ''), { user_id: user.id, aal: 'aal1', amr: ['pwd'] }, 'the password alone: aal1')
+  const asked = await browser.get(authorizeUrl('vault-app', p.challenge))
+  t.equal(asked.statusCode, 303)
+  const interaction = /interaction%3D([A-Za-z0-9_-]+)&/.exec(String(asked.headers.location))?.[1] ?? ''
+  const resume = `/oauth2/authorize?interaction=${interaction}`
+  t.equal(asked.headers.location, `${ISSUER}/portal/login?rd=${encodeURIComponent(resume)}&prompt=login`)
+  const page = await browser.get(asked.headers.location as string)
+  t.equal(page.statusCode, 200)
+  t.equal(fieldValue(page.body, 'rd'), `${ISSUER}${resume}`)
+  const passkey = await postAssertion(browser, flow.app, authenticator, fieldValue(page.body, 'rd'), twist)
+  t.equal(passkey.statusCode, 303)
+  t.equal(passkey.headers.location, `${ISSUER}${resume}`)
+  t.match(claimsOf(browser.jar.get('access_token') ?? ''), { user_id: user.id, ...strength }, 'the portal session is the passkey\'s now')
+  return { flow, userId: user.id, back: await browser.get(resume) }
+}
+
+t.test('a require_aal2 client: aal1 password session → sign-in with a user-verified passkey → code, ID token acr aal2, amr pop mfa', async (t) => {
+  const { flow, userId, back } = await passkeyStepUp(t, {}, {}, { aal: 'aal2', amr: ['pop', 'mfa'] })
+  t.equal(back.statusCode, 302)
+  const { code, ...rest } = queryOf(back)
+  t.match(code, /^[A-Za-z0-9_-]{40,}$/)
+  t.strictSame(rest, { state: 'st-1', iss: ISSUER })
+  t.equal(back.headers.location, `${REDIRECT}?${new URLSearchParams({ code: code ?? '', state: 'st-1', iss: ISSUER }).toString()}`)
+  const tokens = await exchange(flow, 'vault-app', code ?? '', p)
+  t.equal(tokens.statusCode, 200)
+  t.match(payloadOf(tokens.json().id_token as string), { iss: ISSUER, sub: userId, aud: 'vault-app', acr: 'aal2' })
+  t.strictSame(payloadOf(tokens.json().id_token as string).amr, ['pop', 'mfa'])
+})
+
+t.test('the negative control: a passkey without user verification (WEBAUTHN_USER_VERIFICATION=preferred) is one factor, aal1 → access_denied', async (t) => {
+  const { back } = await passkeyStepUp(t, { WEBAUTHN_USER_VERIFICATION: 'preferred' }, { uv: false }, { aal: 'aal1', amr: ['pop'] })
+  t.equal(back.statusCode, 302)
+  t.strictSame(queryOf(back), { error: 'access_denied', error_description: 'This application needs a sign-in with a second factor.', state: 'st-1', iss: ISSUER })
+  t.ok((back.headers.location as string).startsWith(`${REDIRECT}?`))
 })
