@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import {
   AdminCreateApiKeyRequest, ApiKeyList, ApiKeyParams, CreateApiKeyRequest, CreatedApiKey, CreateServiceAccountRequest, UserApiKeyParams
@@ -12,13 +11,12 @@ import type { ApiKey } from '../../src/db/api-keys.js'
 import { adminTarget } from '../../src/http/access.js'
 import { apiKeyRepresentation, userRepresentation } from '../../src/http/presenters.js'
 import type { Claims } from '../../src/tokens/claims.js'
+import { callerOf, contextOf } from '../../src/http/caller.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 const ADMIN = { access: { roles: ['admin'] }, noStore: true }
 const TAGS = ['api-keys']
 
-const callerOf = (request: FastifyRequest) => request.claims as Claims
-const contextOf = (request: FastifyRequest) => ({ ip: request.ip, userAgent: request.headers['user-agent'] })
 const created = (result: { key: ApiKey, secret: string }) => ({ ...apiKeyRepresentation(result.key), key: result.secret })
 
 export interface ApiKeyRouteOptions { apiKeys: ApiKeys }

@@ -3,13 +3,11 @@ import { ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { IdentityList, IdentityParams, RemoveIdentityRequest } from '../../schemas/identities.js'
 import type { IdentityList as Identities } from '../../src/accounts/identities.js'
-import type { Claims } from '../../src/tokens/claims.js'
 import { SECURED } from '../auth/two-factor.js'
+import { callerOf } from '../../src/http/caller.js'
 
 /** /api/auth/identities, inside the guarded /api scope: the caller's connected accounts (docs/identity-providers.md#connected-accounts). */
 const ownIdentityRoutes: FastifyPluginAsyncTypebox<{ identities: Identities }> = async (fastify, { identities }) => {
-  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
-
   fastify.get('/', {
     schema: {
       tags: ['identities'],

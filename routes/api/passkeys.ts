@@ -3,13 +3,11 @@ import { ref } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { Passkey, PasskeyList, PasskeyParams, RemovePasskeyRequest, RenamePasskeyRequest } from '../../schemas/passkeys.js'
 import type { PasskeyService } from '../../src/passkeys/passkey-service.js'
-import type { Claims } from '../../src/tokens/claims.js'
 import { SECURED } from '../auth/two-factor.js'
+import { callerOf } from '../../src/http/caller.js'
 
 /** /api/auth/passkeys, inside the guarded /api scope: the caller's own passkeys (docs/passkeys.md). */
 const ownPasskeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (fastify, { passkeys }) => {
-  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
-
   fastify.get('/', {
     schema: {
       tags: ['passkeys'],

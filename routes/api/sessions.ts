@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { IdParams, ref, SetCookie } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/errors.js'
 import { RevokedSessions, SessionListResponse, type SessionResponse } from '../../schemas/sessions.js'
@@ -8,11 +8,10 @@ import { sessionRepresentation } from '../../src/http/presenters.js'
 import type { OidcServices } from '../../src/oidc/provider.js'
 import type { SessionView } from '../../src/sessions/session-service.js'
 import type { Claims } from '../../src/tokens/claims.js'
+import { callerOf } from '../../src/http/caller.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 const ADMIN = { access: { roles: ['admin'] }, noStore: true }
-
-const callerOf = (request: FastifyRequest) => request.claims as Claims
 
 /** With the OpenID Connect provider on: the names of the clients of the child sessions listed. */
 async function clientNamesOf (oidc: OidcServices | undefined, views: SessionView[]): Promise<Map<string, string> | undefined> {

@@ -6,12 +6,12 @@ import type { IdentityList as Identities } from '../../src/accounts/identities.j
 import { adminTarget } from '../../src/http/access.js'
 import type { Claims } from '../../src/tokens/claims.js'
 import { SECURED } from '../auth/two-factor.js'
+import { callerOf } from '../../src/http/caller.js'
 
 const ADMIN = { access: { roles: ['admin'] }, noStore: true }
 
 /** /api/users/:id/identities: one user's connected accounts, for admins; a superuser's only for a superuser. */
 const userIdentityRoutes: FastifyPluginAsyncTypebox<{ identities: Identities }> = async (fastify, { identities }) => {
-  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
   const ownerOf = async (id: string, caller: Claims) => adminTarget(await fastify.services.users.findById(id), caller).id
 
   fastify.get('/:id/identities', {

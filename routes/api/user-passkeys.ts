@@ -6,13 +6,12 @@ import { adminTarget } from '../../src/http/access.js'
 import type { PasskeyService } from '../../src/passkeys/passkey-service.js'
 import type { Claims } from '../../src/tokens/claims.js'
 import { SECURED } from '../auth/two-factor.js'
+import { callerOf } from '../../src/http/caller.js'
 
 const ADMIN = { access: { roles: ['admin'] }, noStore: true }
 
 /** /api/users/:id/passkeys: one user's passkeys, for admins; a superuser's only for a superuser. */
 const userPasskeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (fastify, { passkeys }) => {
-  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
-
   const ownerOf = async (id: string, caller: Claims) => adminTarget(await fastify.services.users.findById(id), caller).id
 
   fastify.get('/:id/passkeys', {

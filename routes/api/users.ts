@@ -7,9 +7,9 @@ import { UserListQueryWithKind } from '../../schemas/api-keys.js'
 import type { UserKind } from '../../src/db/users.js'
 import { NotFound } from '../../src/errors.js'
 import { paginationMeta } from '../../src/http/pagination.js'
-import type { Claims } from '../../src/tokens/claims.js'
 import { assertMayGrant } from '../../src/accounts/users.js'
 import { userRepresentation } from '../../src/http/presenters.js'
+import { callerOf } from '../../src/http/caller.js'
 
 const SECURED: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cookieAuth: [] }]
 // every response here but DELETE's empty 204 holds user data
@@ -19,7 +19,6 @@ const ADMIN_OR_SELF = { access: { roles: ['admin'], self: 'id' }, noStore: true 
 /** /api/users: user management (docs/api.md#routes). The guard has checked the token and the declared access. */
 const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { users } = fastify.services
-  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
 
   fastify.get('/', {
     schema: {

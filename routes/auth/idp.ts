@@ -3,10 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { IdpParams, IdpStartQuery } from '../../schemas/idp-providers.js'
 import type { IdpProvider } from '../../src/config/idp.js'
 import { catalogueCode, catalogueEntry, NotFound, type ErrorCode } from '../../src/errors.js'
-import type { RequestContext } from '../../src/events.js'
 import type { IdpServices } from '../../src/idp/index.js'
 import { PENDING_LINK_AGE, type CallbackOutcome, type UnverifiedLinkRefused, type UpstreamError } from '../../src/idp/idp-flow.js'
 import { IDP_COOKIE, IDP_COOKIE_AGE } from '../../src/idp/state-cookie.js'
+import { contextOf } from '../../src/http/caller.js'
 
 type PageCode = Extract<ErrorCode, 'idp_invalid' | 'idp_error' | 'domain_not_allowed' | 'link_refused' | 'signup_disabled' | 'identity_in_use' | 'idp_unavailable'>
 
@@ -41,7 +41,6 @@ const idpRoutes = (idp: IdpServices): FastifyPluginAsyncTypebox => async (fastif
   const limited = { rateLimit: fastify.rateLimits.login }
 
   const providerOf = (id: string): IdpProvider => idp.upstreams.provider(id) ?? (() => { throw new NotFound('The requested page was not found') })()
-  const context = (request: FastifyRequest): RequestContext => ({ ip: request.ip, userAgent: request.headers['user-agent'] })
 
   function page (reply: FastifyReply, provider: IdpProvider, error: unknown, rd: string): FastifyReply {
     const code = catalogueCode(error) as PageCode
@@ -94,7 +93,7 @@ const idpRoutes = (idp: IdpServices): FastifyPluginAsyncTypebox => async (fastif
         query: request.query as Record<string, unknown>,
         url: new URL(`${idp.upstreams.redirectUri(provider.id)}${search}`),
         sessionUserId: flow?.intent === 'link' ? (await portalSession.claims(request, reply))?.user_id : undefined,
-        context: context(request)
+        context: contextOf(request)
       })
       return await answer(request, reply, provider, outcome, rd)
     } catch (err) {

@@ -8,8 +8,8 @@ import {
 import { MfaChallenge } from '../../schemas/two-factor.js'
 import type { PasskeyService } from '../../src/passkeys/passkey-service.js'
 import { MFA_CHALLENGE_STATUS, toMfaChallenge, toTokenResponse } from '../../src/http/presenters.js'
-import type { Claims } from '../../src/tokens/claims.js'
 import { SECURED } from './two-factor.js'
+import { callerOf, contextOf } from '../../src/http/caller.js'
 
 /*
  * /auth/passkeys (docs/passkeys.md), registered by routes/auth/index.ts only with ENABLE_PASSKEYS.
@@ -17,10 +17,6 @@ import { SECURED } from './two-factor.js'
  */
 
 const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (fastify, { passkeys }) => {
-  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
-  const contextOf = (request: { ip: string, headers: Record<string, string | string[] | undefined> }) =>
-    ({ ip: request.ip, userAgent: typeof request.headers['user-agent'] === 'string' ? request.headers['user-agent'] : undefined })
-
   fastify.post('/register/options', {
     schema: {
       tags: ['passkeys'],

@@ -8,9 +8,9 @@ import {
 import { VerifySecondFactorRequest } from '../../schemas/passkeys.js'
 import { TokenMissing, ValidationFailed } from '../../src/errors.js'
 import type { PasskeyService } from '../../src/passkeys/passkey-service.js'
-import type { Claims } from '../../src/tokens/claims.js'
 import type { TwoFactorService } from '../../src/two-factor/two-factor-service.js'
 import { toTokenResponse } from '../../src/http/presenters.js'
+import { callerOf } from '../../src/http/caller.js'
 
 /*
  * TOTP two-factor sign-in (docs/two-factor.md), registered by src/app.ts only with ENABLE_TOTP;
@@ -37,8 +37,6 @@ function secondFactorOf (passkeys: PasskeyService | undefined, body: VerifySecon
 }
 
 const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactorService, passkeys?: PasskeyService | undefined }> = async (fastify, { twoFactor, passkeys }) => {
-  const callerOf = (request: { claims: Claims | null }) => request.claims as Claims
-
   fastify.post('/enable-2fa', {
     schema: {
       tags: ['two-factor'],

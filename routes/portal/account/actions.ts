@@ -7,8 +7,8 @@ import {
 } from '../../../schemas/portal.js'
 import type { Remover } from '../../../src/accounts/credentials.js'
 import type { RequestContext } from '../../../src/events.js'
-import type { Claims } from '../../../src/tokens/claims.js'
 import { DONE, type AccountState } from './page.js'
+import { callerOf } from '../../../src/http/caller.js'
 
 export type AccountPage = (request: FastifyRequest, state?: AccountState) => Promise<PageView>
 
@@ -30,7 +30,6 @@ export function accountForms (fastify: FastifyInstance, page: AccountPage) {
     else await reply.redirect(portalSession.loginUrl(`${base}/account`), 303)
   }
 
-  const callerOf = (request: FastifyRequest) => request.claims as Claims
   return {
     callerOf,
     /**
