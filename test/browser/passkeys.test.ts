@@ -5,6 +5,7 @@ import { createUser, type CreatedUser, type TestContext } from '../helper.js'
 import { enrolledUser, oathtool, totpApp } from '../routes/auth/two-factor/support.js'
 import { axeViolations, launchChromium, listeningPortal, pageProblems } from '../routes/portal/chromium.js'
 import { portalValues } from '../routes/portal/support.js'
+import { PORTAL_PASSKEYS } from '../routes/portal/passkey-support.js'
 
 /*
  * Passkeys in the portal (routes/portal/passkey.ts, routes/portal/account/passkeys.ts,
@@ -15,7 +16,6 @@ import { portalValues } from '../routes/portal/support.js'
  * navigator.credentials and posts the answer. One browser for the file.
  */
 
-const PASSKEYS = { ENABLE_PASSKEYS: true, WEBAUTHN_RP_ID: 'gh.localhost' }
 const browser = await launchChromium(t)
 
 type ClockedApp = Awaited<ReturnType<typeof totpApp>>
@@ -23,7 +23,7 @@ type ClockedApp = Awaited<ReturnType<typeof totpApp>>
 /** The portal with passkeys and TOTP on (a clock the test sets), listening; `values` on top. */
 async function portal (t: TestContext, values: Record<string, unknown> = {}): Promise<{ app: ClockedApp, origin: string }> {
   let built: ClockedApp | undefined
-  const { origin } = await listeningPortal(t, { ...PASSKEYS, ...values }, async (t, settings) => (built = await totpApp(t, portalValues(settings))))
+  const { origin } = await listeningPortal(t, { ...PORTAL_PASSKEYS, ...values }, async (t, settings) => (built = await totpApp(t, portalValues(settings))))
   return { app: built as ClockedApp, origin }
 }
 

@@ -4,6 +4,7 @@ import { build, createUser, type CreatedUser, type TestContext } from '../../hel
 import { SoftAuthenticator } from '../../webauthn-authenticator.js'
 import { testClock } from '../auth/two-factor/support.js'
 import { alertCode, PAGE_HEADERS, PageClient, portalValues, PORTAL_ORIGIN } from './support.js'
+import { PORTAL_PASSKEYS } from './passkey-support.js'
 
 /*
  * The account page's passkeys (routes/portal/account/passkeys.ts, routes/portal/account/page.ts,
@@ -12,7 +13,7 @@ import { alertCode, PAGE_HEADERS, PageClient, portalValues, PORTAL_ORIGIN } from
  * shown as the account page with the JSON route's status and code.
  */
 
-const PASSKEYS = { ENABLE_PASSKEYS: true, WEBAUTHN_RP_ID: 'gh.localhost', REAUTH_MAX_AGE: '5m' }
+const PASSKEYS = { ...PORTAL_PASSKEYS, REAUTH_MAX_AGE: '5m' }
 const ACCOUNT = `${PORTAL_ORIGIN}/portal/account`
 const HOSTILE = '"><img src=x onerror=alert(1)><script>alert(1)</script>'
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { hashedAssetNames } from '../../../src/portal/files.js'
 import { alertCode, fieldValue, PAGE_HEADERS, PageClient, portalApp, PORTAL_ORIGIN } from './support.js'
+import { PORTAL_PASSKEYS } from './passkey-support.js'
 
 /*
  * POST /portal/passkey and the sign-in page's passkey form (routes/portal/passkey.ts,
@@ -10,7 +11,6 @@ import { alertCode, fieldValue, PAGE_HEADERS, PageClient, portalApp, PORTAL_ORIG
  * (test/browser/passkeys.test.ts).
  */
 
-const PASSKEYS = { ENABLE_PASSKEYS: true, WEBAUTHN_RP_ID: 'gh.localhost' }
 const SCRIPT = `${PORTAL_ORIGIN}/portal/assets/${hashedAssetNames().get('passkeys.js') ?? ''}`
 
 /** The hidden fields of the page's passkey form, and its options route. */
@@ -22,7 +22,7 @@ function passkeyForm (html: string): Record<string, string | undefined> | undefi
 }
 
 t.test('with ENABLE_PASSKEYS the sign-in page carries the hidden passkey form and passkeys.js; the page is still kept rendered', async (t) => {
-  const app = await portalApp(t, PASSKEYS)
+  const app = await portalApp(t, PORTAL_PASSKEYS)
   const browser = new PageClient(app)
   const page = await browser.get('/portal/login?rd=/portal/account')
   t.equal(page.statusCode, 200)
@@ -60,12 +60,12 @@ t.test('with passkeys off: no passkey form, no script, POST /portal/passkey is 4
     t.equal((await browser.post(path, {})).statusCode, 404, path)
   }
   // the negative control: on, the route exists
-  const on = await portalApp(t, PASSKEYS)
+  const on = await portalApp(t, PORTAL_PASSKEYS)
   t.equal((await new PageClient(on).post('/portal/passkey', { challenge_id: 'x', credential: '{}' })).statusCode, 400)
 })
 
 t.test('POST /portal/passkey keeps the portal\'s rules: CSRF token and Origin, forms only', async (t) => {
-  const app = await portalApp(t, PASSKEYS)
+  const app = await portalApp(t, PORTAL_PASSKEYS)
   const browser = new PageClient(app)
   const fields = { challenge_id: 'x', credential: '{}' }
   const forged = await browser.post('/portal/passkey', { ...fields, csrf: 'x'.repeat(43) })
@@ -82,7 +82,7 @@ t.test('POST /portal/passkey keeps the portal\'s rules: CSRF token and Origin, f
 })
 
 t.test('a credential that is not JSON, not a credential, or for no challenge: the sign-in page again, 400 passkey_invalid, the return URL kept', async (t) => {
-  const app = await portalApp(t, PASSKEYS)
+  const app = await portalApp(t, PORTAL_PASSKEYS)
   const browser = new PageClient(app)
   const options = await app.inject({ method: 'POST', url: '/auth/passkeys/login/options', payload: {} })
   t.equal(options.statusCode, 200)
@@ -109,7 +109,7 @@ t.test('a credential that is not JSON, not a credential, or for no challenge: th
 })
 
 t.test('the fields are bounded: an oversized credential or challenge id is a 422, not a crash', async (t) => {
-  const app = await portalApp(t, PASSKEYS)
+  const app = await portalApp(t, PORTAL_PASSKEYS)
   const browser = new PageClient(app)
   const big = await browser.post('/portal/passkey', { challenge_id: 'x', credential: 'x'.repeat(16385) })
   t.equal(big.statusCode, 422)
