@@ -10,8 +10,11 @@ export interface AuditLogger {
 /** SQLite binds at most 32766 parameters per statement; 10 per row leaves room. */
 const BATCH_LIMIT = 500
 const PENDING_LIMIT = 50_000
-/** Sign-in methods whose detail outranks the portal's: a passkey sign-in says `passkey` wherever it came from. */
-const METHOD_DETAILS: ReadonlySet<string> = new Set(['passkey'])
+/**
+ * Sign-in methods whose detail outranks the portal's: a passkey sign-in says `passkey`, and one
+ * through an identity provider `idp:<id>` (its second step included), wherever it came from.
+ */
+const outranksPortal = (detail: string): boolean => detail === 'passkey' || detail.startsWith('idp:')
 
 /**
  * Rows are written in one insert per turn, after the answer, so auditing adds no round trip to a
@@ -30,9 +33,9 @@ export class AuditTrail {
   ) {}
 
   readonly sink: AuditSink = ({ event, outcome = 'success', actorId, userId, sessionId, email, detail = undefined }, { ip, via }) => {
-    // a sign-in through the portal says so (its method is in the session's amr), but for a passkey's and an
-    // identity provider's (`idp:<id>`, its second step included); other events keep their own detail
-    if (via !== undefined && (detail === undefined || (event === 'login_succeeded' && !METHOD_DETAILS.has(detail) && !detail.startsWith('idp:')))) detail = via
+    // a sign-in through the portal says so (its method is in the session's amr), unless its method outranks
+    // it; other events keep their own detail
+    if (via !== undefined && (detail === undefined || (event === 'login_succeeded' && !outranksPortal(detail)))) detail = via
     this.log.info({ audit: event, outcome, actor_id: actorId, user_id: userId, session_id: sessionId, email, detail, ip }, 'audit')
     if (this.pending >= PENDING_LIMIT) {
       this.dropped++
