@@ -14,7 +14,7 @@ export type Decision =
   | { kind: 'auto_link', user: User }
   | { kind: 'pending_link', user: User }
   | { kind: 'sign_up', email: string }
-  | { kind: 'refused', refusal: Refusal, user: User | undefined, unverified: boolean }
+  | { kind: 'refused', refusal: Refusal, user: User | undefined }
 
 export interface Situation {
   provider: IdpProvider
@@ -26,7 +26,7 @@ export interface Situation {
   local: User | undefined
 }
 
-const refused = (refusal: Refusal, user?: User, unverified = false): Decision => ({ kind: 'refused', refusal, user, unverified })
+const refused = (refusal: Refusal, user?: User): Decision => ({ kind: 'refused', refusal, user })
 
 /**
  * The decision table, row by row. allowed_domains holds at every sign-in, a linked one included.
@@ -42,7 +42,7 @@ export function decide ({ provider, identity, flow, linked, local }: Situation):
   }
   if (linked !== undefined) return { kind: 'sign_in', identity: linked }
   if (local !== undefined) {
-    if (!identity.emailVerified) return refused('link_refused', local, true)
+    if (!identity.emailVerified) return refused('link_refused', local)
     if (provider.linkPolicy === 'never' || local.kind === 'service') return refused('link_refused', local)
     const autoLinks = provider.linkPolicy === 'auto_verified' && provider.allowedDomains.length > 0 && local.emailVerified
     return autoLinks ? { kind: 'auto_link', user: local } : { kind: 'pending_link', user: local }

@@ -116,9 +116,11 @@ export class IdpFlow {
     }
   }
 
-  private refuse (provider: IdpProvider, identity: UpstreamIdentity, { refusal, user, unverified }: Extract<Decision, { kind: 'refused' }>, context: RequestContext): never {
+  private refuse (provider: IdpProvider, identity: UpstreamIdentity, { refusal, user }: Extract<Decision, { kind: 'refused' }>, context: RequestContext): never {
     const event = refusal === 'domain_not_allowed' ? 'login_failed' : 'idp_link_refused'
     this.options.audit({ event, outcome: 'failure', userId: user?.id, email: identity.email, detail: `idp:${provider.id} ${refusal}` }, context)
+    // an email match refused for want of the provider's word on the email (the first check of an email match)
+    const unverified = refusal === 'link_refused' && !identity.emailVerified
     throw unverified ? new UnverifiedLinkRefused() : new REFUSALS[refusal]()
   }
 }
