@@ -90,6 +90,7 @@ function identitiesSection (fastify: FastifyInstance): (request: FastifyRequest,
 export function accountPage (fastify: FastifyInstance): (request: FastifyRequest, state?: AccountState) => Promise<PageView> {
   const { users, sessions, twoFactor, oidc } = fastify.services
   const passkeys = passkeysSection(fastify)
+  const resetUrl = fastify.config.passwordReset === undefined ? undefined : `${fastify.config.portal?.publicUrl ?? ''}/portal/forgot`
   const identities = identitiesSection(fastify)
 
   async function totpState (userId: string): Promise<Record<string, unknown>> {
@@ -111,6 +112,8 @@ export function accountPage (fastify: FastifyInstance): (request: FastifyRequest
       heading: 'Your account',
       wide: true,
       user: { name: user.name, email: user.email },
+      // a user made by an identity provider's sign-up (or an import) has none: the change form could only fail
+      password: { set: user.passwordHash !== '', resetUrl },
       sessions: list,
       ...await totpState(user.id),
       ...await passkeys(claims),
