@@ -24,6 +24,9 @@ export interface CredentialKinds {
  * transaction, with the user read there (locked on PostgreSQL), so two removals at once cannot take
  * the last two.
  */
+/** A password is one of the user's credentials only as a non-empty hash (an identity provider's sign-up, an import without one: none). */
+export const hasPassword = (user: User): boolean => user.passwordHash !== ''
+
 export class Credentials {
   private readonly providers: ReadonlySet<string>
 
@@ -33,7 +36,7 @@ export class Credentials {
 
   /** How many ways to sign in `user` keeps once `removal` is gone (the removed credential is theirs: the caller found it). */
   async remaining (tx: Store, user: User, removal: Removal): Promise<number> {
-    const password = user.passwordHash === '' ? 0 : 1
+    const password = hasPassword(user) ? 1 : 0
     const passkeys = this.kinds.passkeys ? await tx.passkeys.countOf(user.id) - ('passkey' in removal ? 1 : 0) : 0
     const identities = (await tx.identities.listOf(user.id))
       .filter((identity) => this.providers.has(identity.provider) && !('identity' in removal && removal.identity === identity.id))

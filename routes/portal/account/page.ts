@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { PageView } from '../../../plugins/portal.js'
+import { hasPassword } from '../../../src/accounts/credentials.js'
 import { TokenRevoked } from '../../../src/errors.js'
 import { assetPath } from '../../../src/portal/files.js'
 import type { Claims } from '../../../src/tokens/claims.js'
@@ -112,8 +113,8 @@ export function accountPage (fastify: FastifyInstance): (request: FastifyRequest
       heading: 'Your account',
       wide: true,
       user: { name: user.name, email: user.email },
-      // a user made by an identity provider's sign-up (or an import) has none: the change form could only fail
-      password: { set: user.passwordHash !== '', resetUrl },
+      // without one the change form could only fail
+      password: { set: hasPassword(user), resetUrl },
       sessions: list,
       ...await totpState(user.id),
       ...await passkeys(claims),
