@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { UserinfoResponse } from '../../schemas/oauth2.js'
 import { TokenInvalid, TokenMissing, TokenRevoked } from '../../src/errors.js'
-import { bearerToken } from '../../src/http/credentials.js'
+import { bearerToken, knownBearer } from '../../src/http/credentials.js'
 import { userClaims } from '../../src/oidc/oidc-tokens.js'
 import type { OidcServices } from '../../src/oidc/provider.js'
 
@@ -21,7 +21,7 @@ const userinfoRoutes = (oidc: OidcServices): FastifyPluginAsync => async (fastif
 
   async function userinfo (request: FastifyRequest): Promise<Static<typeof UserinfoResponse>> {
     const header = request.headers.authorization
-    const token = header === undefined ? undefined : bearerToken(header)
+    const token = header === undefined ? undefined : knownBearer(header, flow.tokens.knows) ?? bearerToken(header)
     if (token === undefined) throw new TokenMissing()
     const claims = flow.tokens.verifyAccess(token, Date.now())
     const scopes = claims.scope.split(' ')

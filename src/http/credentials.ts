@@ -45,6 +45,17 @@ export function bearerToken (header: string): string | undefined {
   return header.slice(start, end)
 }
 
+/**
+ * The token of a `Bearer` header that presents, exactly as issued, one verified here before
+ * (`isKnownToken`): found without the character-by-character read of bearerToken, which such a
+ * token has already passed. Undefined otherwise: the caller reads the header with bearerToken.
+ */
+export function knownBearer (header: string, isKnownToken: (candidate: string) => boolean): string | undefined {
+  if (!hasBearerScheme(header) || header.charCodeAt(SCHEME.length) !== SPACE) return undefined
+  const candidate = header.slice(SCHEME.length + 1)
+  return isKnownToken(candidate) ? candidate : undefined
+}
+
 export type AccessCredential = { source: 'bearer', token: string | undefined } | { source: 'cookie', token: string }
 
 export interface CredentialCarrier {
@@ -60,11 +71,7 @@ export function readAccessCredential (request: CredentialCarrier, isKnownToken?:
   const header = request.headers.authorization
   if (header !== undefined && hasBearerScheme(header)) {
     if (isBlankBearer(header)) return undefined
-    if (isKnownToken !== undefined && header.charCodeAt(SCHEME.length) === SPACE) {
-      const candidate = header.slice(SCHEME.length + 1)
-      if (isKnownToken(candidate)) return { source: 'bearer', token: candidate }
-    }
-    return { source: 'bearer', token: bearerToken(header) }
+    return { source: 'bearer', token: (isKnownToken !== undefined ? knownBearer(header, isKnownToken) : undefined) ?? bearerToken(header) }
   }
   const cookie = request.cookies[ACCESS_COOKIE]
   return cookie === undefined ? undefined : { source: 'cookie', token: cookie }

@@ -76,6 +76,9 @@ export class OidcTokens {
    */
   readonly verified = new VerifiedTokenCache<OidcAccessClaims>({ maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 })
 
+  /** Whether this exact token passed verifyAccess before (its expiry is still checked there). */
+  readonly knows = (token: string): boolean => this.verified.has(token)
+
   constructor (private readonly ring: KeyRing, private readonly issuer: string, private readonly audience: string | undefined) {}
 
   idToken (grant: UserGrant, withNonce: boolean): string {

@@ -156,6 +156,11 @@ t.test('userinfo keeps verified access tokens as /api keeps its own, and a revok
   const ask = async () => await flow.app.inject({ method: 'GET', url: '/oauth2/userinfo', headers: { authorization: `Bearer ${access as string}` } })
   t.equal((await ask()).statusCode, 200)
   t.equal((await ask()).statusCode, 200, 'the second answer comes from the verified token')
+  // a kept token is taken from the header without the character scan only when presented exactly as issued
+  for (const [header, status] of [[`Bearer  ${access as string}`, 200], [`Bearer ${access as string} x`, 401], [`Bearer ${access as string}\u0000`, 401]] as const) {
+    const res = await flow.app.inject({ method: 'GET', url: '/oauth2/userinfo', headers: { authorization: header } })
+    t.equal(res.statusCode, status, JSON.stringify(header.slice(-3)))
+  }
   const { kid } = JSON.parse(Buffer.from((access as string).split('.')[0] as string, 'base64url').toString()) as { kid: string }
   const revoked = await flow.app.inject({ method: 'DELETE', url: `/api/keys/${kid}`, headers: flow.admin })
   t.equal(revoked.statusCode, 204, 'the key that signed the token is revoked')

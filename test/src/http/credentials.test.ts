@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bearerToken, isBlankBearer, readAccessCredential, type CredentialCarrier } from '../../../src/http/credentials.js'
+import { bearerToken, isBlankBearer, knownBearer, readAccessCredential, type CredentialCarrier } from '../../../src/http/credentials.js'
 import { regexInputsDuring } from '../../helper.js'
 
 function request (authorization?: string, cookie?: string): CredentialCarrier {
@@ -81,4 +81,16 @@ t.test('a token known to have verified is taken from "Bearer <token>" as is, and
   // the predicate is what spares the scan: a "known" string the scan would refuse is taken as it is
   t.same(readAccessCredential(request('Bearer a b'), () => true), { source: 'bearer', token: 'a b' })
   t.same(readAccessCredential(request('Bearer a b'), () => false), { source: 'bearer', token: undefined })
+})
+
+t.test('knownBearer takes a known token from "Bearer <token>" only, and leaves every other header to bearerToken', async (t) => {
+  const isKnown = (candidate: string) => candidate === 'eyJ.abc.def'
+  t.equal(knownBearer('Bearer eyJ.abc.def', isKnown), 'eyJ.abc.def')
+  t.equal(knownBearer('bEARER eyJ.abc.def', isKnown), 'eyJ.abc.def', 'the scheme in any case')
+  for (const header of ['Bearer  eyJ.abc.def', 'Bearer eyJ.abc.def ', 'Bearer eyJ.abc.def x', 'BearerXeyJ.abc.def', 'Basic eyJ.abc.def', 'Bearer other', 'Bearer', '']) {
+    t.equal(knownBearer(header, isKnown), undefined, JSON.stringify(header))
+  }
+  // those of them bearerToken accepts, it reads as it always did
+  t.equal(bearerToken('Bearer  eyJ.abc.def'), 'eyJ.abc.def')
+  t.equal(bearerToken('Bearer eyJ.abc.def x'), undefined)
 })
