@@ -128,9 +128,9 @@ export async function startGatehouse (dir: string, name: string, env: NodeJS.Pro
   }, dir, { path: '/health' }, nodeArgs)
 }
 
-/** A server script of bench/ (`name`.js), ready once GET / answers 200: the passkey ceiling. */
-export async function startBenchServer (dir: string, name: string): Promise<Child> {
-  return await startChild(name, here(`./${name}.js`), baseEnv(), dir, { path: '/' })
+/** A server script of bench/ (`script`.js) as `name`, ready once GET / answers 200: the passkey ceiling and floor. */
+export async function startBenchServer (dir: string, name: string, script = name, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  return await startChild(name, here(`./${script}.js`), { ...baseEnv(), ...env }, dir, { path: '/' })
 }
 
 export async function startBare (dir: string, nodeArgs: string[] = []): Promise<Child> {
