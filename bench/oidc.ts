@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { USER } from './client.js'
 import { loadTest, type Load, type Sample } from './measure.js'
-import { BenchError, type Child } from './servers.js'
+import { BenchError, startBenchServer, type Child } from './servers.js'
 
 /*
  * The OpenID Connect provider's two hot requests (docs/oidc.md), each against the bare hello of
@@ -102,4 +102,11 @@ export async function userinfoRun (child: Child, load: Load): Promise<Sample> {
 export async function exchangeRun (child: Child, load: Load): Promise<Sample> {
   const codes = await mintCodes(child, await portalSession(child), CODE_POOL)
   return await loadTest(child, { path: '/oauth2/token', method: 'POST', headers: TOKEN_HEADERS, nextBody: () => exchangeBody(codes.pop() ?? '') }, { ...load, amount: codes.length })
+}
+
+/** Userinfo's floor (bench/userinfo-floor.ts) in a fresh process, with the one token it keeps: an access token's length. */
+export async function startUserinfoFloor (dir: string, name: string): Promise<{ child: Child, token: string }> {
+  const token = randomBytes(520).toString('base64url')
+  const child = await startBenchServer(dir, name, 'userinfo-floor', { FLOOR_DB: join(dir, `${name}.db`), FLOOR_TOKEN: token })
+  return { child, token }
 }

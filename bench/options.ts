@@ -3,15 +3,16 @@
  *   duration=10   seconds per measured run            (BENCH_DURATION)
  *   rounds=3      alternating rounds, medians reported (BENCH_ROUNDS)
  *   scenarios=…   protected,protected-p1,me,me-p1,login,verify,chain,peers,portal-login,verify-redirect,
- *                 login-bcrypt,verify-key,protected-key,oidc-userinfo,oidc-code (BENCH_SCENARIOS)
+ *                 login-bcrypt,verify-key,protected-key,oidc-userinfo,userinfo-floor,oidc-code (BENCH_SCENARIOS)
  *   setups=…      sqlite,postgres,workers,es256,eddsa,portal,api-keys,oidc  (BENCH_SETUPS)
  *   processes=1   fresh server processes per setup, one after another; figures are medians over
  *                 all their rounds, and the ratio's spread over the processes is shown (BENCH_PROCESSES)
  * e.g. `npm run bench -- duration=5 rounds=1 scenarios=protected,me setups=sqlite`.
  * `peers` runs two hand-written comparison servers (bench/peers.ts) once per run, in the
  * setups that list it (sqlite): reported against the same bare ceiling, never judged.
+ * `userinfo-floor` (oidc setup) runs userinfo's floor (bench/userinfo-floor.ts), likewise reported.
  */
-export const SCENARIOS = ['protected', 'protected-p1', 'me', 'me-p1', 'login', 'verify', 'chain', 'peers', 'portal-login', 'verify-redirect', 'login-bcrypt', 'verify-key', 'protected-key', 'oidc-userinfo', 'oidc-code'] as const
+export const SCENARIOS = ['protected', 'protected-p1', 'me', 'me-p1', 'login', 'verify', 'chain', 'peers', 'portal-login', 'verify-redirect', 'login-bcrypt', 'verify-key', 'protected-key', 'oidc-userinfo', 'userinfo-floor', 'oidc-code'] as const
 export const SETUPS = ['sqlite', 'postgres', 'workers', 'es256', 'eddsa', 'portal', 'api-keys', 'oidc'] as const
 export type ScenarioId = typeof SCENARIOS[number]
 export type SetupId = typeof SETUPS[number]

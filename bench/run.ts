@@ -6,6 +6,7 @@ import { processTree, rssMb } from './proc.js'
 import { OptionError, parseOptions, type Options } from './options.js'
 import { report, type Outcome, type SetupReport } from './report.js'
 import { startNginx } from './nginx.js'
+import { startUserinfoFloor } from './oidc.js'
 import { startPeers, type Peers } from './peers.js'
 import { scenarios } from './scenarios.js'
 import { startArgon2, startBare, startGatehouse, stop, stopAll, type Argon2Child, type Child } from './servers.js'
@@ -97,7 +98,9 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child, peers: P
   const nginx = ids.includes('chain') ? await startNginx(dir, gatehouse, bare) : undefined
   // a key for the API-key rows, made once: it outlives every round
   const apiKey = ids.includes('verify-key') || ids.includes('protected-key') ? await createApiKey(gatehouse, user.token) : undefined
-  const chosen = scenarios({ gatehouse, bare, argon2, nginx, peers }, user.id, seconds, apiKey).filter((s) => ids.includes(s.id))
+  // a fresh process beside each gatehouse process, so both are measured at the same point of the run
+  const userinfoFloor = ids.includes('userinfo-floor') ? await startUserinfoFloor(dir, `userinfo-floor-${started}`) : undefined
+  const chosen = scenarios({ gatehouse, bare, argon2, nginx, peers, userinfoFloor }, user.id, seconds, apiKey).filter((s) => ids.includes(s.id))
 
   // warm-up: JIT and the verified-token cache; not recorded
   const warm = { connections: 50, pipelining: 1, seconds: Math.min(2, seconds) }
@@ -121,6 +124,7 @@ async function measure (setup: Setup, bare: Child, argon2: Argon2Child, peers: P
   // WORKERS=N forks; a build without it ignores the variable and serves from one process
   const processes = processTree(gatehouse.pid).length
   if (nginx !== undefined) await stop(nginx.chain.process)
+  if (userinfoFloor !== undefined) await stop(userinfoFloor.child.process)
   await stop(gatehouse.process)
   await setup.cleanup()
   return { title: setup.title, outcomes, rssTargets: setup.rssTargets, rssAtStartMb, processes }

@@ -26,6 +26,8 @@ export interface Servers {
   argon2: Argon2Child
   nginx: NginxChain | undefined
   peers: Peers | undefined
+  /** userinfo's floor and its token (bench/userinfo-floor.ts) */
+  userinfoFloor?: { child: Child, token: string } | undefined
 }
 
 const bearer = (token: string): Target['headers'] => ({ authorization: `Bearer ${token}` })
@@ -33,7 +35,7 @@ const hello: Target = { path: '/' }
 const login: Target = { path: '/auth/login', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: USER.email, password: USER.password }) }
 
 /** Every scenario, in the order they run; `userId` is the signed-in gatehouse user. */
-export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, userId: string, seconds: number, apiKey = ''): Scenario[] {
+export function scenarios ({ gatehouse, bare, argon2, nginx, peers, userinfoFloor }: Servers, userId: string, seconds: number, apiKey = ''): Scenario[] {
   const p10 = { connections: 50, pipelining: 10, seconds }
   const p1 = { connections: 50, pipelining: 1, seconds }
   const helloCeiling = (load: Load) => loadTest(bare, hello, load)
@@ -132,6 +134,18 @@ export function scenarios ({ gatehouse, bare, argon2, nginx, peers }: Servers, u
       ceiling: helloCeiling,
       subject: (load) => userinfoRun(gatehouse, load)
     },
+    ...(userinfoFloor === undefined
+      ? []
+      : [{
+          // what userinfo must do, hand-written with nothing else around it: how far gatehouse's own plumbing is from it
+          id: 'userinfo-floor' as const,
+          name: 'floor: bare Fastify + userinfo\'s work, GET /userinfo',
+          ceilingName: 'bare hello',
+          load: p10,
+          gatehouse: false,
+          ceiling: helloCeiling,
+          subject: async (load: Load) => await loadTest(userinfoFloor.child, { path: '/userinfo', headers: bearer(userinfoFloor.token) }, load)
+        }]),
     {
       // each request redeems a fresh code (bench/oidc.ts mints the pool): a run of CODE_POOL requests
       id: 'oidc-code',

@@ -37,6 +37,15 @@ export function helmetHeaders (options: Readonly<HelmetOptions>): Record<string,
   return headers
 }
 
+/** The API's security headers (below); HSTS in production only. */
+export function apiSecurityHeaders (production: boolean): Record<string, string> {
+  return helmetHeaders({
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    strictTransportSecurity: production ? { maxAge: 31536000, includeSubDomains: true } : false
+  })
+}
+
 /**
  * Response headers for an API (OWASP REST Security cheat sheet): nothing may be framed,
  * sniffed or loaded by a response, so the CSP is `default-src 'none'` except where a route (the
@@ -46,11 +55,7 @@ export function helmetHeaders (options: Readonly<HelmetOptions>): Record<string,
  * @see https://github.com/fastify/under-pressure
  */
 export default fp(async function securityPlugin (fastify: FastifyInstance) {
-  const headers = helmetHeaders({
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    crossOriginResourcePolicy: { policy: 'same-origin' },
-    strictTransportSecurity: fastify.config.production ? { maxAge: 31536000, includeSubDomains: true } : false
-  })
+  const headers = apiSecurityHeaders(fastify.config.production)
   fastify.decorate('securityHeaders', headers)
   fastify.addHook('onRequest', (request, reply, done) => {
     if (request.routeOptions.config.securityHeaders !== false) reply.headers(headers)
