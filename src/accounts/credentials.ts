@@ -16,6 +16,9 @@ export interface CredentialKinds {
   providers: readonly string[]
 }
 
+/** A password is one of the user's credentials only as a non-empty hash (an identity provider's sign-up, an import without one: none). */
+export const hasPassword = (user: User): boolean => user.passwordHash !== ''
+
 /**
  * The last-credential rule (docs/identity-providers.md#removing-a-way-to-sign-in): a user's
  * credentials are their password (a non-empty hash), their passkeys and their linked identities,
@@ -24,9 +27,6 @@ export interface CredentialKinds {
  * transaction, with the user read there (locked on PostgreSQL), so two removals at once cannot take
  * the last two.
  */
-/** A password is one of the user's credentials only as a non-empty hash (an identity provider's sign-up, an import without one: none). */
-export const hasPassword = (user: User): boolean => user.passwordHash !== ''
-
 export class Credentials {
   private readonly providers: ReadonlySet<string>
 
