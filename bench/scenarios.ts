@@ -27,7 +27,7 @@ export interface Servers {
   nginx: NginxChain | undefined
   peers: Peers | undefined
   /** userinfo's floor and its token (bench/userinfo-floor.ts) */
-  userinfoFloor?: { child: Child, token: string } | undefined
+  userinfoFloor: { child: Child, token: string } | undefined
 }
 
 const bearer = (token: string): Target['headers'] => ({ authorization: `Bearer ${token}` })

@@ -70,7 +70,7 @@ export interface SqliteConnection {
  * One statement prepared up front (ids as a JSON array, for every batch size). Inside an open
  * transaction it would see uncommitted writes, so it declines (`undefined`).
  */
-function immediateUserRows (db: BetterSqlite3.Database): ImmediateUserRows {
+export function immediateUserRows (db: BetterSqlite3.Database): ImmediateUserRows {
   // prepared on first use: the users table exists only once the migrations have run
   let statement: BetterSqlite3.Statement<[string], UserRow> | undefined
   return (ids) => {
@@ -80,8 +80,8 @@ function immediateUserRows (db: BetterSqlite3.Database): ImmediateUserRows {
   }
 }
 
-/** Kysely prepares every query anew; caching by SQL text saves the parse on every request. */
-export function openSqlite (path: string): SqliteConnection {
+/** The file (0600, in a private folder) opened with gatehouse's pragmas; bench/'s floors open theirs so too. */
+export function openDatabase (path: string): BetterSqlite3.Database {
   if (path !== ':memory:' && path !== '') {
     makePrivateDir(dirname(path))
     makePrivateFiles(path)
@@ -92,6 +92,12 @@ export function openSqlite (path: string): SqliteConnection {
   // wait for another process's write lock (a second worker, the CLI) instead of failing with SQLITE_BUSY
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   db.pragma('synchronous = NORMAL')
+  return db
+}
+
+/** Kysely prepares every query anew; caching by SQL text saves the parse on every request. */
+export function openSqlite (path: string): SqliteConnection {
+  const db = openDatabase(path)
   const statements = new Map<string, SqliteStatement>()
   const database: SqliteDatabase = {
     close: () => db.close(),
