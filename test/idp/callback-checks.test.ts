@@ -107,6 +107,24 @@ t.test('a cookie for another provider (the answer of one provider sent to anothe
   t.strictSame(answerOf(await browser.get(`/auth/idp/corp/callback${url.search}`)), INVALID('Corp SSO'))
 })
 
+t.test('a cookie for another provider, with an answer of this provider that fits it (state, nonce, code_challenge taken over): 400 idp_invalid', async (t) => {
+  nextAccount(corp)
+  const browser = new IdpBrowser(app)
+  const start = await browser.get('/auth/idp/other/start')
+  const asked = new URL(String(start.headers.location))
+  t.equal(`${asked.origin}${asked.pathname}`, `${other.issuer}/auth`)
+  // other's request, asked of corp with corp's redirect_uri: corp answers it as its own, iss and all
+  const atCorp = new URL(`${corp.issuer}/auth${asked.search}`)
+  atCorp.searchParams.set('redirect_uri', redirectUri('corp'))
+  const url = await browser.throughUpstream(atCorp.href)
+  t.equal(url.pathname, '/auth/idp/corp/callback')
+  t.equal(url.searchParams.get('iss'), corp.issuer, 'RFC 9207 is satisfied')
+  t.equal(url.searchParams.get('state'), asked.searchParams.get('state'), 'the state is the cookie\'s')
+  const res = await browser.get(`${url.pathname}${url.search}`)
+  t.strictSame(answerOf(res), INVALID('Corp SSO'))
+  t.strictSame(cookiesSet(res), REFUSED_COOKIES)
+})
+
 t.test('RFC 9207: an iss that is not the provider\'s, or none where the provider advertises it, is refused', async (t) => {
   for (const [label, change] of [
     ['another provider\'s issuer (mix-up)', (url: URL) => { url.searchParams.set('iss', other.issuer) }],
