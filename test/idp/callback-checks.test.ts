@@ -1,13 +1,18 @@
+import { randomBytes } from 'node:crypto'
+import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
+import { Envelope } from '../../src/crypto/envelope.js'
+import { IDP_COOKIE_AGE, IdpStateCookie, type IdpState } from '../../src/idp/state-cookie.js'
+import { SealedCookie } from '../../src/portal/flow.js'
 import { claimsOf, setCookies } from '../helper.js'
 import { startSignerUpstream } from './signer-upstream.js'
 import { answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
 import { startUpstream } from './upstream.js'
 
 /*
- * The callback's checks, in order (src/idp/idp-flow.ts, src/idp/oidc-upstream.ts): the cookie,
- * its provider and state; an upstream error; RFC 9207's iss; the code exchange; the ID token's
- * signature, alg, aud, azp, exp, iat and nonce. Two oidc-provider instances (two issuers, a
+ * The callback's checks, in order (src/idp/idp-flow.ts, src/idp/oidc-upstream.ts): the cookie (its
+ * seal and ten minutes), its provider and state; an upstream error; RFC 9207's iss; the code
+ * exchange; the ID token's signature, alg, aud, azp, exp, iat and nonce. Two oidc-provider instances (two issuers, a
  * redirect_uri each) and a hand-written jose signer for what oidc-provider cannot be made to get wrong.
  */
 
@@ -125,6 +130,42 @@ t.test('a cookie for another provider, with an answer of this provider that fits
   t.strictSame(cookiesSet(res), REFUSED_COOKIES)
 })
 
+t.test('a state cookie past its ten minutes, changed, sealed by a key not held or for another cookie: 400 idp_invalid; 599 s old, it signs in', async (t) => {
+  nextAccount(corp)
+  const browser = new IdpBrowser(app)
+  const start = await browser.get('/auth/idp/corp/start')
+  const flow = app.services.idp?.stateCookie.open(browser.jar.get('__Host-gh_idp')) as IdpState
+  t.equal(flow.provider, 'corp')
+  const url = await browser.throughUpstream(String(start.headers.location))
+  const keys = app.config.dataEncryptionKeys ?? []
+  const sealedAgo = (ms: number) => new IdpStateCookie(new Envelope(keys), () => Date.now() - ms).seal(flow, IDP_COOKIE_AGE)
+  const parts = sealedAgo(0).split('.')
+  const body = parts[2] ?? ''
+  parts[2] = `${body.slice(0, 8)}${body[8] === 'A' ? 'B' : 'A'}${body.slice(9)}`
+  /** the callback in a browser holding `cookie` as its state cookie */
+  async function callbackWith (cookie: string): Promise<LightMyRequestResponse> {
+    const holder = new IdpBrowser(app)
+    holder.jar.set('__Host-gh_idp', cookie)
+    return await holder.get(`${url.pathname}${url.search}`)
+  }
+  const cases: Array<[string, string]> = [
+    ['sealed 601 s ago', sealedAgo(601_000)],
+    ['one character of the ciphertext changed', parts.join('.')],
+    ['sealed under the same key id by another key', new IdpStateCookie(new Envelope([{ id: keys[0]?.id ?? '', key: randomBytes(32) }])).seal(flow, IDP_COOKIE_AGE)],
+    ['sealed for the flow cookie', new SealedCookie<IdpState>(new Envelope(keys), '__Host-gh_flow').seal(flow, IDP_COOKIE_AGE)]
+  ]
+  for (const [label, cookie] of cases) {
+    const res = await callbackWith(cookie)
+    t.strictSame(answerOf(res), INVALID('Corp SSO'), label)
+    t.strictSame(cookiesSet(res), REFUSED_COOKIES, `${label}: cleared`)
+  }
+  // the seal counts whole seconds: sealed at the top of one, 599 s is still 599 s at the check
+  await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000)))
+  const res = await callbackWith(sealedAgo(599_000))
+  t.equal(res.statusCode, 303, 'the negative control: 599 s old, the same answer signs in')
+  t.equal(res.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+})
+
 t.test('RFC 9207: an iss that is not the provider\'s, or none where the provider advertises it, is refused', async (t) => {
   for (const [label, change] of [
     ['another provider\'s issuer (mix-up)', (url: URL) => { url.searchParams.set('iss', other.issuer) }],
@@ -191,6 +232,7 @@ t.test('none of the refused callbacks signed anyone in: the audit trail has the 
     ['acct-1@example.com', 'idp:corp'],
     ['acct-3@example.com', 'idp:corp'],
     ['acct-4@example.com', 'idp:corp'],
+    ['acct-7@example.com', 'idp:corp'],
     ['sig@example.com', 'idp:signed']
   ])
 })
