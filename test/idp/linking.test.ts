@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createUser } from '../helper.js'
-import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, pageText, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
+import { createUser, setCookies } from '../helper.js'
+import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, pageText, PORTAL_ORIGIN, redirectUri, refusal, shiftDateNow } from './support.js'
 import { startUpstream, stopUpstream } from './upstream.js'
 
 /*
@@ -185,5 +185,30 @@ t.test('a pending link whose identity was linked meanwhile completes nothing, an
     t.equal(local.statusCode, 303, owner)
     t.match(await identityOf('after', user.sub), { userId: ownerId }, `${owner}: the link made meanwhile stands`)
     t.equal((await auditOf(app, 'idp_linked')).length, linkedBefore, `${owner}: no idp_linked`)
+  }
+})
+
+t.test('a pending link lives ten minutes: a local sign-in after them still signs in, and completes nothing', async (t) => {
+  const shift = shiftDateNow(t)
+  for (const [seconds, links] of [[595, true], [601, false]] as const) {
+    const user = await matching()
+    const browser = new IdpBrowser(app)
+    const { callback } = await browser.signIn('after')
+    t.equal(callback.statusCode, 200)
+    t.match(setCookies(callback).find((c) => c.name === '__Host-gh_flow')?.attributes, { 'max-age': '600' }, 'the browser keeps it ten minutes')
+    shift(seconds * 1000)
+    const local = await browser.post('/portal/login', { email: user.email, password: user.password, rd: '/portal/account' })
+    shift(0)
+    t.equal(local.statusCode, 303, `${seconds} s later`)
+    t.equal(local.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+    t.match(accessClaims(local), { user_id: user.id })
+    const linked = (await auditOf(app, 'idp_linked')).filter((r) => r.userId === user.id)
+    if (links) {
+      t.match(await identityOf('after', user.sub), { userId: user.id }, 'the negative control: within them, linked')
+      t.equal(linked.length, 1)
+    } else {
+      t.equal(await identityOf('after', user.sub), undefined, 'after them, nothing linked')
+      t.strictSame(linked, [])
+    }
   }
 })

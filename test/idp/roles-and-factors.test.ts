@@ -1,9 +1,9 @@
 import t from 'tap'
-import { createUser, login } from '../helper.js'
+import { createUser, login, setCookies } from '../helper.js'
 import { enrolledUser, oathtool, testClock, TOTP_ON } from '../routes/auth/two-factor/support.js'
 import { ceremony, registerWith } from '../routes/passkeys/support.js'
 import { SoftAuthenticator } from '../webauthn-authenticator.js'
-import { accessClaims, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri } from './support.js'
+import { accessClaims, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, shiftDateNow } from './support.js'
 import { startUpstream, stopUpstream } from './upstream.js'
 
 /*
@@ -118,6 +118,27 @@ t.test('a pending link completes after the password and the TOTP step in that br
   t.equal(done.statusCode, 303)
   t.match(await app.store.identities.findBySubject('corp', 'pend-1'), { userId: user.id })
   t.match((await auditOf(app, 'idp_linked')).at(-1), { userId: user.id, detail: 'idp:corp' })
+  app.testClock.now += 30_000
+})
+
+t.test('a pending link carried into the TOTP step still ends at its own ten minutes: the code after them signs in and links nothing', async (t) => {
+  const user = await enrolledUser(app, { email: 'late-totp@example.com' })
+  upstream.script({ sub: 'pend-3', email: user.email, email_verified: true })
+  const browser = new IdpBrowser(app)
+  t.equal((await browser.signIn('corp')).callback.statusCode, 200)
+  const shift = shiftDateNow(t)
+  shift(540_000)
+  const password = await browser.post('/portal/login', { email: user.email, password: user.password })
+  t.equal(password.headers.location, `${PORTAL_ORIGIN}/portal/2fa`, 'nine minutes on, the password')
+  t.match(setCookies(password).find((c) => c.name === '__Host-gh_flow')?.attributes, { 'max-age': '300' }, 'the step sealed for five minutes more, past the link\'s ten')
+  shift(605_000)
+  const done = await browser.post('/portal/2fa', { code: oathtool(user.secret, app.testClock.now) })
+  shift(0)
+  t.equal(done.statusCode, 303)
+  t.equal(done.headers.location, ACCOUNT)
+  t.match(accessClaims(done), { user_id: user.id, aal: 'aal2' }, 'the sign-in itself succeeds')
+  t.equal(await app.store.identities.findBySubject('corp', 'pend-3'), undefined, 'the link does not')
+  t.strictSame((await auditOf(app, 'idp_linked')).filter((r) => r.userId === user.id), [])
   app.testClock.now += 30_000
 })
 
