@@ -6,13 +6,13 @@ import { IDP_COOKIE_AGE, IdpStateCookie, type IdpState } from '../../src/idp/sta
 import { SealedCookie } from '../../src/portal/flow.js'
 import { claimsOf, setCookies } from '../helper.js'
 import { startSignerUpstream } from './signer-upstream.js'
-import { answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
+import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
 import { startUpstream } from './upstream.js'
 
 /*
  * The callback's checks, in order (src/idp/idp-flow.ts, src/idp/oidc-upstream.ts): the cookie (its
  * seal and ten minutes), its provider and state; an upstream error; RFC 9207's iss; the code
- * exchange; the ID token's signature, alg, aud, azp, exp, iat and nonce. Two oidc-provider instances (two issuers, a
+ * exchange; the ID token's signature, alg, aud, azp, exp, iat and nonce; userinfo's sub. Two oidc-provider instances (two issuers, a
  * redirect_uri each) and a hand-written jose signer for what oidc-provider cannot be made to get wrong.
  */
 
@@ -219,6 +219,20 @@ t.test('an ID token that fails a check of OIDC Core §3.1.3.7 is refused: 400 id
   }
 })
 
+t.test('the email from userinfo when the ID token has none: userinfo\'s sub the ID token\'s signs in; another sub is 400 idp_invalid', async (t) => {
+  const fromUserinfo = { sub: 'info-1', email: undefined, email_verified: undefined }
+  signer.script({ claims: fromUserinfo, userinfo: { email: 'info-1@example.com', email_verified: true } })
+  const { callback } = await new IdpBrowser(app).signIn('signed')
+  t.equal(callback.statusCode, 303, 'the negative control: the same sub')
+  t.match(accessClaims(callback), { email: 'info-1@example.com', idp: 'signed' })
+
+  signer.script({ claims: { ...fromUserinfo, sub: 'info-2' }, userinfo: { sub: 'someone-else', email: 'info-2@example.com', email_verified: true } })
+  const mismatch = await new IdpBrowser(app).signIn('signed')
+  t.strictSame(answerOf(mismatch.callback), INVALID('Signer'))
+  t.strictSame(cookiesSet(mismatch.callback), REFUSED_COOKIES)
+  t.equal(await app.store.users.findByEmail('info-2@example.com'), undefined)
+})
+
 t.test('a token endpoint failing on its side: 503 idp_unavailable', async (t) => {
   signer.script({ status: 502 })
   const { callback } = await new IdpBrowser(app).signIn('signed')
@@ -233,6 +247,7 @@ t.test('none of the refused callbacks signed anyone in: the audit trail has the 
     ['acct-3@example.com', 'idp:corp'],
     ['acct-4@example.com', 'idp:corp'],
     ['acct-7@example.com', 'idp:corp'],
-    ['sig@example.com', 'idp:signed']
+    ['sig@example.com', 'idp:signed'],
+    ['info-1@example.com', 'idp:signed']
   ])
 })
