@@ -61,6 +61,7 @@ t.test('no local user and no sign-up: 403 signup_disabled (audited idp_link_refu
   const cases: Array<[string, string, Parameters<typeof upstream.script>[0]]> = [
     ['allow_signup off (ENABLE_REGISTER\'s default)', 'closed', { sub: 'c-1', email: 'closed@example.com', email_verified: true }],
     ['an unverified email', 'open', { sub: 'c-2', email: 'unverified@example.com', email_verified: false }],
+    ['email_verified the string "true", not true', 'open', { sub: 'c-4', email: 'stringly@example.com', email_verified: 'true' }],
     ['no email at all', 'open', { sub: 'c-3' }]
   ]
   for (const [label, provider, script] of cases) {
@@ -75,9 +76,11 @@ t.test('no local user and no sign-up: 403 signup_disabled (audited idp_link_refu
   }
   t.equal(await app.store.users.findByEmail('closed@example.com'), undefined)
   t.equal(await app.store.users.findByEmail('unverified@example.com'), undefined)
+  t.equal(await app.store.users.findByEmail('stringly@example.com'), undefined)
   t.strictSame((await auditOf(app, 'idp_link_refused')).map((r) => [r.email, r.detail, r.outcome]), [
     ['closed@example.com', 'idp:closed signup_disabled', 'failure'],
     ['unverified@example.com', 'idp:open signup_disabled', 'failure'],
+    ['stringly@example.com', 'idp:open signup_disabled', 'failure'],
     [null, 'idp:open signup_disabled', 'failure']
   ])
 })

@@ -16,7 +16,8 @@ import { listenOnLoopback, stopServer } from './http-double.js'
 export interface UpstreamAccount {
   sub: string
   email?: string
-  email_verified?: boolean
+  /** a string ('true') is what a careless provider sends */
+  email_verified?: boolean | string
   name?: string
   groups?: string[]
   /** what an upstream may claim about the user's standing at gatehouse, and gatehouse never takes */
