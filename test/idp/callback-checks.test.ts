@@ -198,6 +198,19 @@ t.test('the ID token from a signer that gets it right signs in, its email from t
   t.match(claimsOf(setCookies(callback).find((c) => c.name === 'access_token')?.value ?? ''), { email: 'sig@example.com', amr: ['ext'], idp: 'signed' })
 })
 
+t.test('an ID token within the 60 s of skew signs in: exp 30 s past, iat 30 s ahead (the control of the refusals beyond it)', async (t) => {
+  const now = Math.floor(Date.now() / 1000)
+  for (const [label, claims] of [
+    ['exp 30 s past', { sub: 'skew-exp', email: 'skew-exp@example.com', exp: now - 30, iat: now - 600 }],
+    ['iat 30 s ahead', { sub: 'skew-iat', email: 'skew-iat@example.com', iat: now + 30, exp: now + 330 }]
+  ] as const) {
+    signer.script({ claims })
+    const { callback } = await new IdpBrowser(app).signIn('signed')
+    t.equal(callback.statusCode, 303, label)
+    t.match(accessClaims(callback), { email: claims.email, idp: 'signed' }, label)
+  }
+})
+
 t.test('an ID token that fails a check of OIDC Core §3.1.3.7 is refused: 400 idp_invalid', async (t) => {
   const now = Math.floor(Date.now() / 1000)
   const cases: Array<[string, Parameters<typeof signer.script>[0]]> = [
@@ -209,6 +222,7 @@ t.test('an ID token that fails a check of OIDC Core §3.1.3.7 is refused: 400 id
     ['iss not the issuer', { claims: { iss: corp.issuer } }],
     ['azp not the client_id', { claims: { azp: 'someone-else' } }],
     ['signed by a key not in the JWKS', { foreignKey: true }],
+    ['signed by a key of the JWKS whose alg (RS256) the provider does not advertise', { rs256: true }],
     ['alg none', { unsigned: true }]
   ]
   for (const [label, script] of cases) {
@@ -248,6 +262,8 @@ t.test('none of the refused callbacks signed anyone in: the audit trail has the 
     ['acct-4@example.com', 'idp:corp'],
     ['acct-7@example.com', 'idp:corp'],
     ['sig@example.com', 'idp:signed'],
+    ['skew-exp@example.com', 'idp:signed'],
+    ['skew-iat@example.com', 'idp:signed'],
     ['info-1@example.com', 'idp:signed']
   ])
 })

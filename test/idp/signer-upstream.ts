@@ -6,8 +6,8 @@ import { formOf, listenOnLoopback, sendJson as json, stopServer } from './http-d
 /*
  * A small hand-written OpenID Connect provider that signs its ID tokens with jose (ES256): a real
  * signer whose tokens the test shapes, for the checks oidc-provider cannot be made to fail (a
- * wrong `aud`, `nonce` or `azp`, an `exp` past, an `iat` ahead, a key not in its JWKS, `alg: none`,
- * a userinfo `sub` that is not the ID token's), and for a
+ * wrong `aud`, `nonce` or `azp`, an `exp` past, an `iat` ahead, a key not in its JWKS or of an alg
+ * it does not advertise, `alg: none`, a userinfo `sub` that is not the ID token's), and for a
  * provider that is down, slow or failing. Its userinfo endpoint answers the ID token's `sub` and
  * what the script adds; the email is the ID token's unless the script moves it there.
  */
@@ -19,6 +19,8 @@ export interface TokenScript {
   unsigned?: boolean
   /** signed by a key that is not in the JWKS, under the JWKS key's kid */
   foreignKey?: boolean
+  /** signed with the JWKS's RS256 key, an alg the discovery document does not advertise (it names ES256 only) */
+  rs256?: boolean
   /** userinfo's claims over its own (`sub`: the ID token's); `undefined` removes one */
   userinfo?: Record<string, unknown>
   /** the token endpoint's status instead of 200 (a body `{"error":"server_error"}`) */
@@ -42,7 +44,8 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
   const kid = 'signer-1'
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
   const foreign = (await generateKeyPair('ES256')).privateKey
-  const jwks = { keys: [{ ...await exportJWK(publicKey), kid, alg: 'ES256', use: 'sig' }] }
+  const rsa = await generateKeyPair('RS256', { extractable: true })
+  const jwks = { keys: [{ ...await exportJWK(publicKey), kid, alg: 'ES256', use: 'sig' }, { ...await exportJWK(rsa.publicKey), kid: 'signer-rs', alg: 'RS256', use: 'sig' }] }
   let script: TokenScript = {}
   let down = false
   const pending = new Map<string, Pending>()
@@ -56,6 +59,7 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
 
   async function idToken (claims: Record<string, unknown>): Promise<string> {
     if (script.unsigned === true) return `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${base64url.encode(JSON.stringify(claims))}.`
+    if (script.rs256 === true) return await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'signer-rs', typ: 'JWT' }).sign(rsa.privateKey)
     const key: CryptoKey = script.foreignKey === true ? foreign : privateKey
     return await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' }).sign(key)
   }
