@@ -120,6 +120,8 @@ t.test('an unverified upstream email matching a local user: 403 link_refused, ne
       : refusal(403, 'link_refused', 'Sign-in refused', `An account with this email exists. Sign in, then connect ${name} from your account.`))
     t.strictSame(cookiesSet(callback), ['__Host-gh_idp=', '__Host-gh_csrf=…'], 'no flow cookie: no pending link')
     t.equal(await identityOf(provider, user.sub), undefined)
+    const [event, reason] = provider === 'auto' ? ['login_failed', 'domain_not_allowed'] : ['idp_link_refused', 'link_refused']
+    t.strictSame((await auditOf(app, event)).filter((r) => r.userId === user.id), [{ event, outcome: 'failure', userId: user.id, email: user.email, detail: `idp:${provider} ${reason}` }], `${provider}: audited`)
   }
 })
 
@@ -140,6 +142,9 @@ t.test('intent=link from a recently signed-in portal session: linked (idp_linked
   const taken = await other.signIn('after', '?intent=link&rd=/portal/account')
   t.strictSame(answerOf(taken.callback), refusal(409, 'identity_in_use', 'Already connected', 'This After SSO identity is connected to another account.'))
   t.match(await identityOf('after', 'link-me'), { userId: user.id }, 'still the first account\'s')
+  t.strictSame((await auditOf(app, 'idp_link_refused')).filter((r) => r.detail === 'idp:after identity_in_use'), [
+    { event: 'idp_link_refused', outcome: 'failure', userId: null, email: 'elsewhere@other.example', detail: 'idp:after identity_in_use' }
+  ])
 })
 
 t.test('intent=link without a portal session, or without a recent sign-in: the sign-in page with prompt=login, back to this start', async (t) => {
