@@ -147,6 +147,21 @@ t.test('intent=link from a recently signed-in portal session: linked (idp_linked
   ])
 })
 
+t.test('intent=link comes before an email match: a verified upstream email of another account, which auto_verified would link, links to the cookie\'s user', async (t) => {
+  const owner = await createUser(app, { email: 'owner@example.com' })
+  await app.store.users.markEmailVerified(owner.id, new Date().toISOString())
+  const user = await createUser(app)
+  const browser = await signedIn(user)
+  upstream.script({ sub: 'owner-upstream', email: owner.email, email_verified: true })
+  const { callback } = await browser.signIn('auto', '?intent=link&rd=/portal/account')
+  t.equal(callback.statusCode, 303)
+  t.equal(callback.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+  t.strictSame(cookiesSet(callback), ['__Host-gh_idp='])
+  t.match(await identityOf('auto', 'owner-upstream'), { userId: user.id, email: owner.email })
+  t.strictSame((await auditOf(app, 'idp_linked')).filter((r) => r.userId === user.id), [{ event: 'idp_linked', outcome: 'success', userId: user.id, email: owner.email, detail: 'idp:auto' }])
+  t.strictSame((await auditOf(app, 'idp_auto_linked')).filter((r) => r.userId === owner.id), [], 'nothing for the email\'s owner')
+})
+
 t.test('intent=link without a portal session, or without a recent sign-in: the sign-in page with prompt=login, back to this start', async (t) => {
   const start = '/auth/idp/after/start?intent=link&rd=/portal/account'
   const login = `${PORTAL_ORIGIN}/portal/login?prompt=login&rd=${encodeURIComponent(`${PORTAL_ORIGIN}${start}`)}`
