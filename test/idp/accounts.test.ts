@@ -57,10 +57,24 @@ t.test('a linked identity signs its user in, even after the upstream email chang
   t.strictSame((await auditOf(app, 'login_succeeded')).map((r) => [r.userId, r.detail]), [[user?.id, 'idp:open']])
 })
 
+t.test('a linked identity whose upstream email is now another local account\'s (verified at both ends) still signs in the linked user', async (t) => {
+  const other = await createUser(app, { email: 'taken.over@example.com' })
+  await app.store.users.markEmailVerified(other.id, new Date().toISOString())
+  upstream.script({ sub: 'new-1', email: 'Taken.Over@example.com', email_verified: true })
+  const { callback } = await new IdpBrowser(app).signIn('open', '?rd=/portal/account')
+  const user = await app.store.users.findByEmail('new.person@example.com')
+  t.equal(callback.statusCode, 303)
+  t.equal(callback.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+  t.match(accessClaims(callback), { user_id: user?.id, email: 'new.person@example.com', idp: 'open' })
+  t.match(await app.store.identities.findBySubject('open', 'new-1'), { userId: user?.id, email: 'taken.over@example.com' })
+  t.strictSame(await app.store.identities.listOf(other.id), [], 'nothing linked to the other account')
+})
+
 t.test('no local user and no sign-up: 403 signup_disabled (audited idp_link_refused), for every reason', async (t) => {
   const cases: Array<[string, string, Parameters<typeof upstream.script>[0]]> = [
     ['allow_signup off (ENABLE_REGISTER\'s default)', 'closed', { sub: 'c-1', email: 'closed@example.com', email_verified: true }],
     ['an unverified email', 'open', { sub: 'c-2', email: 'unverified@example.com', email_verified: false }],
+    ['email_verified the string "true", not true', 'open', { sub: 'c-4', email: 'stringly@example.com', email_verified: 'true' }],
     ['no email at all', 'open', { sub: 'c-3' }]
   ]
   for (const [label, provider, script] of cases) {
@@ -75,9 +89,11 @@ t.test('no local user and no sign-up: 403 signup_disabled (audited idp_link_refu
   }
   t.equal(await app.store.users.findByEmail('closed@example.com'), undefined)
   t.equal(await app.store.users.findByEmail('unverified@example.com'), undefined)
+  t.equal(await app.store.users.findByEmail('stringly@example.com'), undefined)
   t.strictSame((await auditOf(app, 'idp_link_refused')).map((r) => [r.email, r.detail, r.outcome]), [
     ['closed@example.com', 'idp:closed signup_disabled', 'failure'],
     ['unverified@example.com', 'idp:open signup_disabled', 'failure'],
+    ['stringly@example.com', 'idp:open signup_disabled', 'failure'],
     [null, 'idp:open signup_disabled', 'failure']
   ])
 })

@@ -1,13 +1,18 @@
+import { randomBytes } from 'node:crypto'
+import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
+import { Envelope } from '../../src/crypto/envelope.js'
+import { IDP_COOKIE_AGE, IdpStateCookie, type IdpState } from '../../src/idp/state-cookie.js'
+import { SealedCookie } from '../../src/portal/flow.js'
 import { claimsOf, setCookies } from '../helper.js'
 import { startSignerUpstream } from './signer-upstream.js'
-import { answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
+import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
 import { startUpstream } from './upstream.js'
 
 /*
- * The callback's checks, in order (src/idp/idp-flow.ts, src/idp/oidc-upstream.ts): the cookie,
- * its provider and state; an upstream error; RFC 9207's iss; the code exchange; the ID token's
- * signature, alg, aud, azp, exp, iat and nonce. Two oidc-provider instances (two issuers, a
+ * The callback's checks, in order (src/idp/idp-flow.ts, src/idp/oidc-upstream.ts): the cookie (its
+ * seal and ten minutes), its provider and state; an upstream error; RFC 9207's iss; the code
+ * exchange; the ID token's signature, alg, aud, azp, exp, iat and nonce; userinfo's sub. Two oidc-provider instances (two issuers, a
  * redirect_uri each) and a hand-written jose signer for what oidc-provider cannot be made to get wrong.
  */
 
@@ -107,6 +112,60 @@ t.test('a cookie for another provider (the answer of one provider sent to anothe
   t.strictSame(answerOf(await browser.get(`/auth/idp/corp/callback${url.search}`)), INVALID('Corp SSO'))
 })
 
+t.test('a cookie for another provider, with an answer of this provider that fits it (state, nonce, code_challenge taken over): 400 idp_invalid', async (t) => {
+  nextAccount(corp)
+  const browser = new IdpBrowser(app)
+  const start = await browser.get('/auth/idp/other/start')
+  const asked = new URL(String(start.headers.location))
+  t.equal(`${asked.origin}${asked.pathname}`, `${other.issuer}/auth`)
+  // other's request, asked of corp with corp's redirect_uri: corp answers it as its own, iss and all
+  const atCorp = new URL(`${corp.issuer}/auth${asked.search}`)
+  atCorp.searchParams.set('redirect_uri', redirectUri('corp'))
+  const url = await browser.throughUpstream(atCorp.href)
+  t.equal(url.pathname, '/auth/idp/corp/callback')
+  t.equal(url.searchParams.get('iss'), corp.issuer, 'RFC 9207 is satisfied')
+  t.equal(url.searchParams.get('state'), asked.searchParams.get('state'), 'the state is the cookie\'s')
+  const res = await browser.get(`${url.pathname}${url.search}`)
+  t.strictSame(answerOf(res), INVALID('Corp SSO'))
+  t.strictSame(cookiesSet(res), REFUSED_COOKIES)
+})
+
+t.test('a state cookie past its ten minutes, changed, sealed by a key not held or for another cookie: 400 idp_invalid; 599 s old, it signs in', async (t) => {
+  nextAccount(corp)
+  const browser = new IdpBrowser(app)
+  const start = await browser.get('/auth/idp/corp/start')
+  const flow = app.services.idp?.stateCookie.open(browser.jar.get('__Host-gh_idp')) as IdpState
+  t.equal(flow.provider, 'corp')
+  const url = await browser.throughUpstream(String(start.headers.location))
+  const keys = app.config.dataEncryptionKeys ?? []
+  const sealedAgo = (ms: number) => new IdpStateCookie(new Envelope(keys), () => Date.now() - ms).seal(flow, IDP_COOKIE_AGE)
+  const parts = sealedAgo(0).split('.')
+  const body = parts[2] ?? ''
+  parts[2] = `${body.slice(0, 8)}${body[8] === 'A' ? 'B' : 'A'}${body.slice(9)}`
+  /** the callback in a browser holding `cookie` as its state cookie */
+  async function callbackWith (cookie: string): Promise<LightMyRequestResponse> {
+    const holder = new IdpBrowser(app)
+    holder.jar.set('__Host-gh_idp', cookie)
+    return await holder.get(`${url.pathname}${url.search}`)
+  }
+  const cases: Array<[string, string]> = [
+    ['sealed 601 s ago', sealedAgo(601_000)],
+    ['one character of the ciphertext changed', parts.join('.')],
+    ['sealed under the same key id by another key', new IdpStateCookie(new Envelope([{ id: keys[0]?.id ?? '', key: randomBytes(32) }])).seal(flow, IDP_COOKIE_AGE)],
+    ['sealed for the flow cookie', new SealedCookie<IdpState>(new Envelope(keys), '__Host-gh_flow').seal(flow, IDP_COOKIE_AGE)]
+  ]
+  for (const [label, cookie] of cases) {
+    const res = await callbackWith(cookie)
+    t.strictSame(answerOf(res), INVALID('Corp SSO'), label)
+    t.strictSame(cookiesSet(res), REFUSED_COOKIES, `${label}: cleared`)
+  }
+  // the seal counts whole seconds: sealed at the top of one, 599 s is still 599 s at the check
+  await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000)))
+  const res = await callbackWith(sealedAgo(599_000))
+  t.equal(res.statusCode, 303, 'the negative control: 599 s old, the same answer signs in')
+  t.equal(res.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+})
+
 t.test('RFC 9207: an iss that is not the provider\'s, or none where the provider advertises it, is refused', async (t) => {
   for (const [label, change] of [
     ['another provider\'s issuer (mix-up)', (url: URL) => { url.searchParams.set('iss', other.issuer) }],
@@ -139,6 +198,19 @@ t.test('the ID token from a signer that gets it right signs in, its email from t
   t.match(claimsOf(setCookies(callback).find((c) => c.name === 'access_token')?.value ?? ''), { email: 'sig@example.com', amr: ['ext'], idp: 'signed' })
 })
 
+t.test('an ID token within the 60 s of skew signs in: exp 30 s past, iat 30 s ahead (the control of the refusals beyond it)', async (t) => {
+  const now = Math.floor(Date.now() / 1000)
+  for (const [label, claims] of [
+    ['exp 30 s past', { sub: 'skew-exp', email: 'skew-exp@example.com', exp: now - 30, iat: now - 600 }],
+    ['iat 30 s ahead', { sub: 'skew-iat', email: 'skew-iat@example.com', iat: now + 30, exp: now + 330 }]
+  ] as const) {
+    signer.script({ claims })
+    const { callback } = await new IdpBrowser(app).signIn('signed')
+    t.equal(callback.statusCode, 303, label)
+    t.match(accessClaims(callback), { email: claims.email, idp: 'signed' }, label)
+  }
+})
+
 t.test('an ID token that fails a check of OIDC Core §3.1.3.7 is refused: 400 idp_invalid', async (t) => {
   const now = Math.floor(Date.now() / 1000)
   const cases: Array<[string, Parameters<typeof signer.script>[0]]> = [
@@ -150,6 +222,7 @@ t.test('an ID token that fails a check of OIDC Core §3.1.3.7 is refused: 400 id
     ['iss not the issuer', { claims: { iss: corp.issuer } }],
     ['azp not the client_id', { claims: { azp: 'someone-else' } }],
     ['signed by a key not in the JWKS', { foreignKey: true }],
+    ['signed by a key of the JWKS whose alg (RS256) the provider does not advertise', { rs256: true }],
     ['alg none', { unsigned: true }]
   ]
   for (const [label, script] of cases) {
@@ -158,6 +231,20 @@ t.test('an ID token that fails a check of OIDC Core §3.1.3.7 is refused: 400 id
     t.strictSame(answerOf(callback), INVALID('Signer'), label)
     t.strictSame(cookiesSet(callback), REFUSED_COOKIES, `${label}: no session`)
   }
+})
+
+t.test('the email from userinfo when the ID token has none: userinfo\'s sub the ID token\'s signs in; another sub is 400 idp_invalid', async (t) => {
+  const fromUserinfo = { sub: 'info-1', email: undefined, email_verified: undefined }
+  signer.script({ claims: fromUserinfo, userinfo: { email: 'info-1@example.com', email_verified: true } })
+  const { callback } = await new IdpBrowser(app).signIn('signed')
+  t.equal(callback.statusCode, 303, 'the negative control: the same sub')
+  t.match(accessClaims(callback), { email: 'info-1@example.com', idp: 'signed' })
+
+  signer.script({ claims: { ...fromUserinfo, sub: 'info-2' }, userinfo: { sub: 'someone-else', email: 'info-2@example.com', email_verified: true } })
+  const mismatch = await new IdpBrowser(app).signIn('signed')
+  t.strictSame(answerOf(mismatch.callback), INVALID('Signer'))
+  t.strictSame(cookiesSet(mismatch.callback), REFUSED_COOKIES)
+  t.equal(await app.store.users.findByEmail('info-2@example.com'), undefined)
 })
 
 t.test('a token endpoint failing on its side: 503 idp_unavailable', async (t) => {
@@ -173,6 +260,10 @@ t.test('none of the refused callbacks signed anyone in: the audit trail has the 
     ['acct-1@example.com', 'idp:corp'],
     ['acct-3@example.com', 'idp:corp'],
     ['acct-4@example.com', 'idp:corp'],
-    ['sig@example.com', 'idp:signed']
+    ['acct-7@example.com', 'idp:corp'],
+    ['sig@example.com', 'idp:signed'],
+    ['skew-exp@example.com', 'idp:signed'],
+    ['skew-iat@example.com', 'idp:signed'],
+    ['info-1@example.com', 'idp:signed']
   ])
 })

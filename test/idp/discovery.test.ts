@@ -1,4 +1,5 @@
 import t from 'tap'
+import { DISCOVERY_RETRY } from '../../src/idp/upstreams.js'
 import { portalApp } from '../routes/portal/support.js'
 import { startSignerUpstream } from './signer-upstream.js'
 import { answerOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, pageText, PORTAL_ORIGIN, refusal } from './support.js'
@@ -34,6 +35,10 @@ t.test('discovery failing at start: the server runs, the provider is hidden, its
   signer.script({})
   const { callback } = await new IdpBrowser(app).signIn('flaky')
   t.equal(callback.statusCode, 303, 'and it signs in')
+})
+
+t.test('a failed discovery is tried again each minute (this suite shortens it to 100 ms)', async (t) => {
+  t.equal(DISCOVERY_RETRY, 60_000)
 })
 
 t.test('an issuer that is not the discovery document\'s exactly stays hidden', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createUser } from '../helper.js'
-import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, pageText, PORTAL_ORIGIN, redirectUri, refusal } from './support.js'
+import { createUser, setCookies } from '../helper.js'
+import { accessClaims, answerOf, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, pageText, PORTAL_ORIGIN, redirectUri, refusal, shiftDateNow } from './support.js'
 import { startUpstream, stopUpstream } from './upstream.js'
 
 /*
@@ -120,6 +120,8 @@ t.test('an unverified upstream email matching a local user: 403 link_refused, ne
       : refusal(403, 'link_refused', 'Sign-in refused', `An account with this email exists. Sign in, then connect ${name} from your account.`))
     t.strictSame(cookiesSet(callback), ['__Host-gh_idp=', '__Host-gh_csrf=…'], 'no flow cookie: no pending link')
     t.equal(await identityOf(provider, user.sub), undefined)
+    const [event, reason] = provider === 'auto' ? ['login_failed', 'domain_not_allowed'] : ['idp_link_refused', 'link_refused']
+    t.strictSame((await auditOf(app, event)).filter((r) => r.userId === user.id), [{ event, outcome: 'failure', userId: user.id, email: user.email, detail: `idp:${provider} ${reason}` }], `${provider}: audited`)
   }
 })
 
@@ -140,6 +142,24 @@ t.test('intent=link from a recently signed-in portal session: linked (idp_linked
   const taken = await other.signIn('after', '?intent=link&rd=/portal/account')
   t.strictSame(answerOf(taken.callback), refusal(409, 'identity_in_use', 'Already connected', 'This After SSO identity is connected to another account.'))
   t.match(await identityOf('after', 'link-me'), { userId: user.id }, 'still the first account\'s')
+  t.strictSame((await auditOf(app, 'idp_link_refused')).filter((r) => r.detail === 'idp:after identity_in_use'), [
+    { event: 'idp_link_refused', outcome: 'failure', userId: null, email: 'elsewhere@other.example', detail: 'idp:after identity_in_use' }
+  ])
+})
+
+t.test('intent=link comes before an email match: a verified upstream email of another account, which auto_verified would link, links to the cookie\'s user', async (t) => {
+  const owner = await createUser(app, { email: 'owner@example.com' })
+  await app.store.users.markEmailVerified(owner.id, new Date().toISOString())
+  const user = await createUser(app)
+  const browser = await signedIn(user)
+  upstream.script({ sub: 'owner-upstream', email: owner.email, email_verified: true })
+  const { callback } = await browser.signIn('auto', '?intent=link&rd=/portal/account')
+  t.equal(callback.statusCode, 303)
+  t.equal(callback.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+  t.strictSame(cookiesSet(callback), ['__Host-gh_idp='])
+  t.match(await identityOf('auto', 'owner-upstream'), { userId: user.id, email: owner.email })
+  t.strictSame((await auditOf(app, 'idp_linked')).filter((r) => r.userId === user.id), [{ event: 'idp_linked', outcome: 'success', userId: user.id, email: owner.email, detail: 'idp:auto' }])
+  t.strictSame((await auditOf(app, 'idp_auto_linked')).filter((r) => r.userId === owner.id), [], 'nothing for the email\'s owner')
 })
 
 t.test('intent=link without a portal session, or without a recent sign-in: the sign-in page with prompt=login, back to this start', async (t) => {
@@ -185,5 +205,30 @@ t.test('a pending link whose identity was linked meanwhile completes nothing, an
     t.equal(local.statusCode, 303, owner)
     t.match(await identityOf('after', user.sub), { userId: ownerId }, `${owner}: the link made meanwhile stands`)
     t.equal((await auditOf(app, 'idp_linked')).length, linkedBefore, `${owner}: no idp_linked`)
+  }
+})
+
+t.test('a pending link lives ten minutes: a local sign-in after them still signs in, and completes nothing', async (t) => {
+  const shift = shiftDateNow(t)
+  for (const [seconds, links] of [[595, true], [601, false]] as const) {
+    const user = await matching()
+    const browser = new IdpBrowser(app)
+    const { callback } = await browser.signIn('after')
+    t.equal(callback.statusCode, 200)
+    t.match(setCookies(callback).find((c) => c.name === '__Host-gh_flow')?.attributes, { 'max-age': '600' }, 'the browser keeps it ten minutes')
+    shift(seconds * 1000)
+    const local = await browser.post('/portal/login', { email: user.email, password: user.password, rd: '/portal/account' })
+    shift(0)
+    t.equal(local.statusCode, 303, `${seconds} s later`)
+    t.equal(local.headers.location, `${PORTAL_ORIGIN}/portal/account`)
+    t.match(accessClaims(local), { user_id: user.id })
+    const linked = (await auditOf(app, 'idp_linked')).filter((r) => r.userId === user.id)
+    if (links) {
+      t.match(await identityOf('after', user.sub), { userId: user.id }, 'the negative control: within them, linked')
+      t.equal(linked.length, 1)
+    } else {
+      t.equal(await identityOf('after', user.sub), undefined, 'after them, nothing linked')
+      t.strictSame(linked, [])
+    }
   }
 })

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { createUser, login } from '../helper.js'
+import { createUser, login, setCookies } from '../helper.js'
 import { enrolledUser, oathtool, testClock, TOTP_ON } from '../routes/auth/two-factor/support.js'
 import { ceremony, registerWith } from '../routes/passkeys/support.js'
 import { SoftAuthenticator } from '../webauthn-authenticator.js'
-import { accessClaims, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri } from './support.js'
+import { accessClaims, auditOf, CLIENT_SECRET, cookiesSet, IdpBrowser, idpApp, PORTAL_ORIGIN, redirectUri, shiftDateNow } from './support.js'
 import { startUpstream, stopUpstream } from './upstream.js'
 
 /*
@@ -13,7 +13,7 @@ import { startUpstream, stopUpstream } from './upstream.js'
  * pending link completed by a sign-in that needs its second step, or by a passkey.
  */
 
-const IDS = ['corp', 'trusted'] as const
+const IDS = ['corp', 'trusted', 'super'] as const
 const upstream = await startUpstream(IDS.map((id) => ({ client_id: id, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri(id)] })))
 t.teardown(async () => { await stopUpstream(upstream) })
 
@@ -21,7 +21,9 @@ const clock = testClock()
 const MAPPING = { claim: 'groups', values: { admins: ['admin'], staff: ['staff', 'reader'] } }
 const built = await idpApp(t, [
   { id: 'corp', client_id: 'corp', type: 'oidc', display_name: 'Corp SSO', issuer: upstream.issuer, allow_signup: true, scopes: 'openid email profile groups', role_mapping: MAPPING },
-  { id: 'trusted', client_id: 'trusted', type: 'oidc', display_name: 'Trusted SSO', issuer: upstream.issuer, satisfies_mfa: true }
+  { id: 'trusted', client_id: 'trusted', type: 'oidc', display_name: 'Trusted SSO', issuer: upstream.issuer, satisfies_mfa: true },
+  // a mapping pointed at the claim an upstream might use to make someone a superuser
+  { id: 'super', client_id: 'super', type: 'oidc', display_name: 'Super SSO', issuer: upstream.issuer, allow_signup: true, role_mapping: { claim: 'is_superuser', values: { true: ['admin'] } } }
 ], { ...TOTP_ON, ENABLE_PASSKEYS: true, WEBAUTHN_RP_ID: 'gh.localhost' }, { clock: clock.clock })
 const app = Object.assign(built, { testClock: clock })
 const ACCOUNT = `${PORTAL_ORIGIN}/portal/account`
@@ -66,10 +68,45 @@ t.test('role_mapping: the roles it governs set to what the claim maps to at each
   t.strictSame((await auditOf(app, 'sessions_revoked')).filter((r) => r.userId === id).map((r) => r.detail), ['grant_removed: 2', 'grant_removed: 1'])
 })
 
+/** Links (provider, sub) to the user, as the account page's link does. */
+async function linkIdentity (userId: string, provider: string, sub: string): Promise<void> {
+  await app.store.identities.insert({ id: crypto.randomUUID(), userId, provider, subject: sub, email: null, createdAt: new Date().toISOString(), lastLoginAt: null })
+}
+
+t.test('is_superuser never comes from upstream: not at sign-up, not for a linked user, not through a role_mapping pointed at it', async (t) => {
+  upstream.script({ sub: 'su-1', email: 'claims-super@example.com', email_verified: true, is_superuser: true })
+  const signUp = await new IdpBrowser(app).signIn('super', '?rd=/portal/account')
+  t.equal(signUp.callback.statusCode, 303)
+  t.equal(signUp.callback.headers.location, ACCOUNT)
+  const created = await app.store.users.findByEmail('claims-super@example.com')
+  t.match(created, { isSuperuser: false, roles: ['user'] }, 'a boolean maps to nothing: the mapping reads strings')
+  t.match(accessClaims(signUp.callback), { user_id: created?.id, roles: ['user'], is_superuser: false })
+
+  const local = await createUser(app)
+  await linkIdentity(local.id, 'super', 'su-2')
+  upstream.script({ sub: 'su-2', is_superuser: 'true' })
+  const linked = await new IdpBrowser(app).signIn('super', '?rd=/portal/account')
+  t.equal(linked.callback.statusCode, 303)
+  t.match(accessClaims(linked.callback), { user_id: local.id, roles: ['user', 'admin'], is_superuser: false }, 'the mapping grants its role, never the flag')
+  t.match(await app.store.users.findById(local.id), { isSuperuser: false, roles: ['user', 'admin'] })
+})
+
+t.test('a linked local superuser keeps the flag through a sign-in whose mapping takes a role away', async (t) => {
+  const local = await createUser(app, { roles: ['user', 'admin'], isSuperuser: true })
+  await linkIdentity(local.id, 'super', 'su-3')
+  upstream.script({ sub: 'su-3', is_superuser: false })
+  const { callback } = await new IdpBrowser(app).signIn('super', '?rd=/portal/account')
+  t.equal(callback.statusCode, 303)
+  t.equal(callback.headers.location, ACCOUNT)
+  t.match(accessClaims(callback), { user_id: local.id, roles: ['user'], is_superuser: true })
+  t.match(await app.store.users.findById(local.id), { isSuperuser: true, roles: ['user'] })
+  t.strictSame((await auditOf(app, 'grants_changed')).filter((r) => r.userId === local.id).map((r) => r.detail), ['roles: [user,admin] -> [user]'])
+})
+
 /** A TOTP user with an identity at `provider` linked (through the account page's link). */
 async function totpUserLinked (provider: string, sub: string): Promise<Awaited<ReturnType<typeof enrolledUser>>> {
   const user = await enrolledUser(app)
-  await app.store.identities.insert({ id: crypto.randomUUID(), userId: user.id, provider, subject: sub, email: null, createdAt: new Date().toISOString(), lastLoginAt: null })
+  await linkIdentity(user.id, provider, sub)
   return user
 }
 
@@ -102,7 +139,7 @@ t.test('satisfies_mfa and an upstream amr with mfa: aal2 ["ext","mfa"] at once; 
   const weaker = await new IdpBrowser(app).signIn('trusted')
   t.equal(weaker.callback.headers.location, `${PORTAL_ORIGIN}/portal/2fa`)
   upstream.script({ sub: 'plain-1', email: 'plain@example.com', email_verified: true, amr: ['pwd', 'mfa'] })
-  await app.store.identities.insert({ id: crypto.randomUUID(), userId: (await createUser(app)).id, provider: 'trusted', subject: 'plain-1', email: null, createdAt: new Date().toISOString(), lastLoginAt: null })
+  await linkIdentity((await createUser(app)).id, 'trusted', 'plain-1')
   t.match(accessClaims((await new IdpBrowser(app).signIn('trusted')).callback), { aal: 'aal2', amr: ['ext', 'mfa'] }, 'with or without TOTP')
 })
 
@@ -118,6 +155,27 @@ t.test('a pending link completes after the password and the TOTP step in that br
   t.equal(done.statusCode, 303)
   t.match(await app.store.identities.findBySubject('corp', 'pend-1'), { userId: user.id })
   t.match((await auditOf(app, 'idp_linked')).at(-1), { userId: user.id, detail: 'idp:corp' })
+  app.testClock.now += 30_000
+})
+
+t.test('a pending link carried into the TOTP step still ends at its own ten minutes: the code after them signs in and links nothing', async (t) => {
+  const user = await enrolledUser(app, { email: 'late-totp@example.com' })
+  upstream.script({ sub: 'pend-3', email: user.email, email_verified: true })
+  const browser = new IdpBrowser(app)
+  t.equal((await browser.signIn('corp')).callback.statusCode, 200)
+  const shift = shiftDateNow(t)
+  shift(540_000)
+  const password = await browser.post('/portal/login', { email: user.email, password: user.password })
+  t.equal(password.headers.location, `${PORTAL_ORIGIN}/portal/2fa`, 'nine minutes on, the password')
+  t.match(setCookies(password).find((c) => c.name === '__Host-gh_flow')?.attributes, { 'max-age': '300' }, 'the step sealed for five minutes more, past the link\'s ten')
+  shift(605_000)
+  const done = await browser.post('/portal/2fa', { code: oathtool(user.secret, app.testClock.now) })
+  shift(0)
+  t.equal(done.statusCode, 303)
+  t.equal(done.headers.location, ACCOUNT)
+  t.match(accessClaims(done), { user_id: user.id, aal: 'aal2' }, 'the sign-in itself succeeds')
+  t.equal(await app.store.identities.findBySubject('corp', 'pend-3'), undefined, 'the link does not')
+  t.strictSame((await auditOf(app, 'idp_linked')).filter((r) => r.userId === user.id), [])
   app.testClock.now += 30_000
 })
 

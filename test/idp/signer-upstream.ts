@@ -6,8 +6,10 @@ import { formOf, listenOnLoopback, sendJson as json, stopServer } from './http-d
 /*
  * A small hand-written OpenID Connect provider that signs its ID tokens with jose (ES256): a real
  * signer whose tokens the test shapes, for the checks oidc-provider cannot be made to fail (a
- * wrong `aud`, `nonce` or `azp`, an `exp` past, an `iat` ahead, a key not in its JWKS, `alg: none`),
- * and for a provider that is down, slow or failing. No userinfo endpoint: the email is the ID token's.
+ * wrong `aud`, `nonce` or `azp`, an `exp` past, an `iat` ahead, a key not in its JWKS or of an alg
+ * it does not advertise, `alg: none`, a userinfo `sub` that is not the ID token's), and for a
+ * provider that is down, slow or failing. Its userinfo endpoint answers the ID token's `sub` and
+ * what the script adds; the email is the ID token's unless the script moves it there.
  */
 
 export interface TokenScript {
@@ -17,6 +19,10 @@ export interface TokenScript {
   unsigned?: boolean
   /** signed by a key that is not in the JWKS, under the JWKS key's kid */
   foreignKey?: boolean
+  /** signed with the JWKS's RS256 key, an alg the discovery document does not advertise (it names ES256 only) */
+  rs256?: boolean
+  /** userinfo's claims over its own (`sub`: the ID token's); `undefined` removes one */
+  userinfo?: Record<string, unknown>
   /** the token endpoint's status instead of 200 (a body `{"error":"server_error"}`) */
   status?: number
   /** ms the token endpoint waits before answering */
@@ -38,18 +44,22 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
   const kid = 'signer-1'
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true })
   const foreign = (await generateKeyPair('ES256')).privateKey
-  const jwks = { keys: [{ ...await exportJWK(publicKey), kid, alg: 'ES256', use: 'sig' }] }
+  const rsa = await generateKeyPair('RS256', { extractable: true })
+  const jwks = { keys: [{ ...await exportJWK(publicKey), kid, alg: 'ES256', use: 'sig' }, { ...await exportJWK(rsa.publicKey), kid: 'signer-rs', alg: 'RS256', use: 'sig' }] }
   let script: TokenScript = {}
   let down = false
   const pending = new Map<string, Pending>()
+  /** the ID token's `sub` of each access token issued, for userinfo */
+  const subjects = new Map<string, unknown>()
   // the issuer names the port, known once the server listens
   const self = { issuer: '' }
 
-  async function idToken (nonce: string): Promise<string> {
-    const now = Math.floor(Date.now() / 1000)
-    const claims: Record<string, unknown> = { iss: self.issuer, sub: client.subject, aud: client.clientId, exp: now + 300, iat: now, nonce, email: client.email, email_verified: true, ...script.claims }
-    for (const key of Object.keys(claims)) if (claims[key] === undefined) delete claims[key]
+  /** `claims` without the ones set to undefined */
+  const defined = (claims: Record<string, unknown>) => Object.fromEntries(Object.entries(claims).filter(([, value]) => value !== undefined))
+
+  async function idToken (claims: Record<string, unknown>): Promise<string> {
     if (script.unsigned === true) return `${base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${base64url.encode(JSON.stringify(claims))}.`
+    if (script.rs256 === true) return await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'signer-rs', typ: 'JWT' }).sign(rsa.privateKey)
     const key: CryptoKey = script.foreignKey === true ? foreign : privateKey
     return await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' }).sign(key)
   }
@@ -65,7 +75,18 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
     if (basic[0] !== client.clientId || basic[1] !== client.clientSecret) return json(res, 401, { error: 'invalid_client' })
     if (grant === undefined || grant.redirectUri !== body.get('redirect_uri') ||
       createHash('sha256').update(body.get('code_verifier') ?? '').digest('base64url') !== grant.challenge) return json(res, 400, { error: 'invalid_grant' })
-    json(res, 200, { access_token: randomBytes(16).toString('hex'), token_type: 'Bearer', expires_in: 300, id_token: await idToken(grant.nonce) })
+    const now = Math.floor(Date.now() / 1000)
+    const claims = defined({ iss: self.issuer, sub: client.subject, aud: client.clientId, exp: now + 300, iat: now, nonce: grant.nonce, email: client.email, email_verified: true, ...script.claims })
+    const accessToken = randomBytes(16).toString('hex')
+    subjects.set(accessToken, claims.sub)
+    json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, id_token: await idToken(claims) })
+  }
+
+  function userinfo (req: IncomingMessage, res: ServerResponse): void {
+    const authorization = req.headers.authorization ?? ''
+    const accessToken = authorization.startsWith('Bearer ') ? authorization.slice(7) : ''
+    if (!subjects.has(accessToken)) return json(res, 401, { error: 'invalid_token' })
+    json(res, 200, defined({ sub: subjects.get(accessToken), ...script.userinfo }))
   }
 
   function authorize (url: URL, res: ServerResponse): void {
@@ -87,6 +108,7 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
         authorization_endpoint: `${issuer}/authorize`,
         token_endpoint: `${issuer}/token`,
         jwks_uri: `${issuer}/jwks`,
+        userinfo_endpoint: `${issuer}/userinfo`,
         response_types_supported: ['code'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['ES256'],
@@ -97,6 +119,7 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
     }
     if (url.pathname === '/jwks') return json(res, 200, jwks)
     if (url.pathname === '/authorize') return authorize(url, res)
+    if (url.pathname === '/userinfo') return userinfo(req, res)
     if (url.pathname === '/token' && req.method === 'POST') {
       token(req, res).catch(() => { res.statusCode = 500; res.end() })
       return

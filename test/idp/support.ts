@@ -76,6 +76,17 @@ export function answerOf (res: LightMyRequestResponse): { status: number, page: 
   return { status: res.statusCode, page: pageText(res.body) }
 }
 
+/**
+ * Sets Date.now `ms` ahead of the real clock (0: back to it) for what reads it as it goes (a pending
+ * link's expiry, the tokens' times); the real one is back at the end of the test. What was handed
+ * Date.now itself when it was built (the sealed cookies' clocks) keeps the real time.
+ */
+export function shiftDateNow (t: TestContext): (ms: number) => void {
+  const real = Date.now
+  t.teardown(() => { Date.now = real })
+  return (ms) => { Date.now = () => real() + ms }
+}
+
 /** The audit rows of `event`, oldest first, once written. */
 export async function auditOf (app: FastifyInstance, event: string): Promise<Array<Pick<AuditEntry, 'event' | 'outcome' | 'userId' | 'email' | 'detail'>>> {
   const { entries } = await app.auditTrail.page({ event }, 1, 100)

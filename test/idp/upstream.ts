@@ -16,9 +16,12 @@ import { listenOnLoopback, stopServer } from './http-double.js'
 export interface UpstreamAccount {
   sub: string
   email?: string
-  email_verified?: boolean
+  /** a string ('true') is what a careless provider sends */
+  email_verified?: boolean | string
   name?: string
   groups?: string[]
+  /** what an upstream may claim about the user's standing at gatehouse, and gatehouse never takes */
+  is_superuser?: boolean | string
   /** the authentication methods the login reports: the ID token's `amr` */
   amr?: string[]
 }
@@ -66,7 +69,7 @@ function memoryAdapter (): AdapterConstructor {
 }
 
 // amr with openid: the ID token of a code flow carries only what the openid scope names (conformIdTokenClaims)
-const CLAIMS = { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] }
+const CLAIMS = { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name', 'is_superuser'], groups: ['groups'] }
 
 async function signingKeys (): Promise<{ keys: Array<Record<string, unknown>> }> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
