@@ -1,19 +1,38 @@
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { argon2Cli, htpasswdBcrypt, pythonHash } from '../../../src/crypto/foreign-hashes.js'
-import { authHeader, changePassword, login } from '../../../helper.js'
+import { authHeader, changePassword, createUser, login } from '../../../helper.js'
 import { BAD_LOGIN } from '../../../patterns.js'
 import { census, importer, postImport, signIn, storedHash } from './support.js'
 import { alertCode, PageClient, portalValues } from '../../portal/support.js'
+import { PASSKEYS_ON } from '../../passkeys/support.js'
+import { enrolledUser, oathtool, post, totpApp } from '../../auth/two-factor/support.js'
 
 /*
  * routes/api/users-import.ts with hashes made by tools nobody here wrote (test/src/crypto/foreign-hashes.ts):
  * each imported user signs in with the original password, fails with a wrong one, and is rehashed
- * to today's argon2id once (src/accounts/sign-in.ts), which the census gauge and the audit trail show.
+ * to today's argon2id once (src/accounts/password-check.ts), which the census gauge and the audit
+ * trail show; so does every other check of the password (step-up re-authentication, TOTP changes).
  */
 
 const PASSWORD = 'Orig-Passwort-ü1'
 const ZERO = { argon2id: 0, argon2i: 0, argon2d: 0, bcrypt: 0, scrypt: 0, pbkdf2_sha256: 0, pbkdf2_sha512: 0, none: 0 }
 const ARGON2ID_TODAY = /^\$argon2id\$v=19\$m=1024,t=1,p=1\$/
+
+/**
+ * `hash` in place of the user's hash, as a copied database could hold it, by compare-and-swap on
+ * the hash there (which, unlike a password change, leaves the user's tokens valid).
+ */
+async function putBack (app: FastifyInstance, email: string, hash: string): Promise<void> {
+  const user = await app.store.users.findByEmail(email)
+  await app.store.users.setPasswordHash(user?.id ?? '', hash, new Date().toISOString(), user?.passwordHash)
+}
+
+/** The password_rehashed events as [user, actor, old algorithm, outcome]. */
+async function rehashes (app: FastifyInstance): Promise<unknown[][]> {
+  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
+  return entries.map((e) => [e.userId, e.actorId, e.detail, e.outcome])
+}
 
 const FORMATS: Array<{ algorithm: string, make: () => Promise<string> }> = [
   { algorithm: 'bcrypt', make: async () => await htpasswdBcrypt(PASSWORD, 5) },
@@ -56,8 +75,7 @@ for (const [i, { algorithm, make }] of FORMATS.entries()) {
     const second = await signIn(app, email, PASSWORD)
     t.equal(second.statusCode, 200, 'the new hash signs in')
     t.equal(await storedHash(app, email), rehashed, 'and is not rehashed again')
-    const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
-    t.same(entries.map((e) => [e.userId, e.actorId, e.detail, e.outcome]), [[id, id, algorithm, 'success']], 'one password_rehashed, naming the old algorithm')
+    t.same(await rehashes(app), [[id, id, algorithm, 'success']], 'one password_rehashed, naming the old algorithm')
   })
 }
 
@@ -69,14 +87,48 @@ t.test('change-password checks the current password against a legacy hash', asyn
   t.equal((await postImport(imp, { users: [{ email, name: 'Legacy User', password_hash: hash }] })).statusCode, 200)
   const { access_token: token } = await login(app, { email, password: PASSWORD })
   // put the legacy hash back: the change must verify the Django hash itself
-  const user = await app.store.users.findByEmail(email)
-  await app.store.users.setPasswordHash(user?.id ?? '', hash, new Date().toISOString(), user?.passwordHash)
+  await putBack(app, email, hash)
   const wrong = await changePassword(app, token, `${PASSWORD}x`, 'New-Password-2')
   t.equal(wrong.statusCode, 400, 'a wrong current password is refused')
   t.same(wrong.json(), { error: 'Bad Request', message: 'The current password is incorrect', code: 'invalid_password' })
   t.equal((await changePassword(app, token, PASSWORD, 'New-Password-2')).statusCode, 200)
   t.match(await storedHash(app, email), ARGON2ID_TODAY)
   t.equal((await signIn(app, email, 'New-Password-2')).statusCode, 200)
+})
+
+t.test('a step-up re-authentication with the password (POST /auth/passkeys/register/options) rehashes a legacy hash once', async (t) => {
+  const imp = await importer(t, PASSKEYS_ON)
+  const { app } = imp
+  const user = await createUser(app, { email: 'stepup@example.com', password: PASSWORD })
+  const { access_token: token } = await login(app, user)
+  const legacy = await htpasswdBcrypt(PASSWORD, 4)
+  await putBack(app, user.email, legacy)
+  const wrong = await post(app, '/auth/passkeys/register/options', { password: `${PASSWORD}x` }, token)
+  t.equal(wrong.statusCode, 400)
+  t.same(wrong.json(), { error: 'Bad Request', message: 'The current password is incorrect', code: 'invalid_password' })
+  t.equal(await storedHash(app, user.email), legacy, 'a wrong password rehashes nothing')
+  const right = await post(app, '/auth/passkeys/register/options', { password: PASSWORD }, token)
+  t.equal(right.statusCode, 200)
+  const rehashed = await storedHash(app, user.email)
+  t.match(rehashed, ARGON2ID_TODAY)
+  t.same(await rehashes(app), [[user.id, user.id, 'bcrypt', 'success']], 'one password_rehashed, naming the old algorithm')
+  t.equal((await post(app, '/auth/passkeys/register/options', { password: PASSWORD }, token)).statusCode, 200, 'the new hash re-authenticates')
+  t.equal(await storedHash(app, user.email), rehashed, 'and is not rehashed again')
+})
+
+t.test('the password of a TOTP change (POST /auth/disable-2fa) rehashes a legacy hash once', async (t) => {
+  const app = await totpApp(t)
+  const user = await enrolledUser(app, { email: 'totp@example.com', password: PASSWORD })
+  const legacy = await pythonHash(PASSWORD, { kind: 'django', rounds: 1000 })
+  await putBack(app, user.email, legacy)
+  const wrong = await post(app, '/auth/disable-2fa', { password: `${PASSWORD}x`, code: oathtool(user.secret, app.testClock.now) }, user.access_token)
+  t.equal(wrong.statusCode, 400)
+  t.same(wrong.json(), { error: 'Bad Request', message: 'The current password is incorrect', code: 'invalid_password' })
+  t.equal(await storedHash(app, user.email), legacy, 'a wrong password rehashes nothing')
+  const off = await post(app, '/auth/disable-2fa', { password: PASSWORD, code: oathtool(user.secret, app.testClock.now) }, user.access_token)
+  t.equal(off.statusCode, 204)
+  t.match(await storedHash(app, user.email), ARGON2ID_TODAY)
+  t.same(await rehashes(app), [[user.id, user.id, 'pbkdf2_sha256', 'success']], 'one password_rehashed, naming the old algorithm')
 })
 
 t.test('a user imported with neither hash nor password has no password: every sign-in fails, and the gauge says none', async (t) => {
@@ -99,8 +151,7 @@ t.test('a plain password is hashed with today\'s argon2id at import', async (t) 
   t.equal(res.statusCode, 200)
   t.match(await storedHash(app, 'plain@example.com'), ARGON2ID_TODAY)
   t.equal((await signIn(app, 'plain@example.com', 'Plain-Pass-1')).statusCode, 200)
-  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
-  t.equal(entries.length, 0, 'nothing to rehash')
+  t.same(await rehashes(app), [], 'nothing to rehash')
 })
 
 t.test('the bounds hold again at sign-in: a stored hash outside them fails like a wrong password', async (t) => {
@@ -139,8 +190,7 @@ t.test('concurrent first sign-ins rehash once: the compare-and-swap lets one of 
   t.equal((await postImport(imp, { users: [{ email: 'race@example.com', name: 'Race Twice', password_hash: hash }] })).statusCode, 200)
   const answers = await Promise.all(Array.from({ length: 4 }, async () => await signIn(app, 'race@example.com', PASSWORD)))
   t.same(answers.map((r) => r.statusCode), [200, 200, 200, 200])
-  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
-  t.equal(entries.length, 1, 'one password_rehashed')
+  t.equal((await rehashes(app)).length, 1, 'one password_rehashed')
   t.match(await storedHash(app, 'race@example.com'), ARGON2ID_TODAY)
   t.equal((await signIn(app, 'race@example.com', PASSWORD)).statusCode, 200, 'and the stored hash is one that verifies')
 })
@@ -158,6 +208,5 @@ t.test('the portal\'s sign-in page (routes/portal/login.ts) signs in an imported
   const right = await browser.post('/portal/login', { email: 'portal@example.com', password: PASSWORD, rd: '/portal/account' })
   t.equal(right.statusCode, 303)
   t.match(await storedHash(app, 'portal@example.com'), ARGON2ID_TODAY)
-  const { entries } = await app.auditTrail.page({ event: 'password_rehashed' }, 1, 10)
-  t.same(entries.map((e) => e.detail), ['scrypt'])
+  t.same((await rehashes(app)).map((r) => r[2]), ['scrypt'])
 })
