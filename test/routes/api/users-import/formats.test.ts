@@ -181,6 +181,8 @@ t.test('the portal-independent JSON sign-in of /api/auth/login verifies a legacy
   t.equal(res.statusCode, 200)
   const me = await app.inject({ method: 'GET', url: '/auth/me', headers: authHeader(res.json().access_token) })
   t.equal(me.json().email, 'api@example.com')
+  t.match(await storedHash(app, 'api@example.com'), ARGON2ID_TODAY, 'and rehashes it, as /auth/login does')
+  t.same(await rehashes(app), [[me.json().id, me.json().id, 'bcrypt', 'success']])
 })
 
 t.test('concurrent first sign-ins rehash once: the compare-and-swap lets one of them store its hash', async (t) => {
@@ -188,8 +190,23 @@ t.test('concurrent first sign-ins rehash once: the compare-and-swap lets one of 
   const { app } = imp
   const hash = await htpasswdBcrypt(PASSWORD, 6)
   t.equal((await postImport(imp, { users: [{ email: 'race@example.com', name: 'Race Twice', password_hash: hash }] })).statusCode, 200)
+  // each sign-in waits, once it has read the user, until all four have: all four verified the bcrypt hash
+  const { users } = app.store
+  const findByEmail = users.findByEmail.bind(users)
+  let reads = 0
+  let allRead = () => {}
+  const everyoneRead = new Promise<void>((resolve) => { allRead = resolve })
+  t.intercept(users, 'findByEmail', {
+    value: async (email: string) => {
+      const read = await findByEmail(email)
+      if (++reads === 4) allRead()
+      await everyoneRead
+      return read
+    }
+  })
   const answers = await Promise.all(Array.from({ length: 4 }, async () => await signIn(app, 'race@example.com', PASSWORD)))
   t.same(answers.map((r) => r.statusCode), [200, 200, 200, 200])
+  t.equal(reads, 4, 'the four sign-ins overlapped: each read the bcrypt hash before any stored its rehash')
   t.equal((await rehashes(app)).length, 1, 'one password_rehashed')
   t.match(await storedHash(app, 'race@example.com'), ARGON2ID_TODAY)
   t.equal((await signIn(app, 'race@example.com', PASSWORD)).statusCode, 200, 'and the stored hash is one that verifies')
