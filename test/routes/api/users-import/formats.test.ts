@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import { parseHash } from '../../../../src/crypto/legacy-hashes.js'
 import { argon2Cli, htpasswdBcrypt, pythonHash } from '../../../src/crypto/foreign-hashes.js'
 import { authHeader, changePassword, createUser, login } from '../../../helper.js'
 import { BAD_LOGIN } from '../../../patterns.js'
@@ -170,6 +171,34 @@ t.test('the bounds hold again at sign-in: a stored hash outside them fails like 
   // the negative control: the same password under the bound's own 1000 rounds signs in
   await app.store.users.setPasswordHash(user?.id ?? '', within, new Date().toISOString())
   t.equal((await signIn(app, 'bounds@example.com', PASSWORD)).statusCode, 200)
+})
+
+t.test('the bounds hold at sign-in for every format: argon2 t=11, scrypt r=17 and bcrypt cost 17 fail like a wrong password, unchanged', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const user = await createUser(app, { email: 'outside@example.com', password: PASSWORD })
+  // written behind the import's back, as a copied database could hold them; each beside the same
+  // password under its bound (the negative control), which signs in. bcrypt cost 17 is synthetic:
+  // verified, it would cost 2^17 rounds (seconds) and still not match, so its answer is timed
+  const cases: Array<[string, string, string]> = [
+    ['argon2id t 11 > 10', await argon2Cli(PASSWORD, { type: 'id', memoryKiB: 1024, time: 11, lanes: 1 }), await argon2Cli(PASSWORD, { type: 'id', memoryKiB: 1024, time: 10, lanes: 1 })],
+    ['scrypt r 17 > 16', await pythonHash(PASSWORD, { kind: 'scrypt', ln: 4, r: 17, p: 1 }), await pythonHash(PASSWORD, { kind: 'scrypt', ln: 4, r: 16, p: 1 })],
+    ['bcrypt cost 17 > 16', '$2b$17$abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0', await htpasswdBcrypt(PASSWORD, 4)]
+  ]
+  for (const [parameter, outside, within] of cases) {
+    t.same(parseHash(outside), { ok: false, reason: 'out_of_range', parameter }, `out of range: ${parameter}`)
+    await app.store.users.setPasswordHash(user.id, outside, new Date().toISOString())
+    const started = performance.now()
+    const res = await signIn(app, user.email, PASSWORD)
+    const ms = performance.now() - started
+    t.equal(res.statusCode, 401, parameter)
+    t.same(res.json(), BAD_LOGIN)
+    t.ok(ms < 2000, `answered in ${ms.toFixed(0)} ms, at the dummy hash's cost`)
+    t.equal(await storedHash(app, user.email), outside, 'and is not rehashed')
+    await app.store.users.setPasswordHash(user.id, within, new Date().toISOString())
+    t.equal((await signIn(app, user.email, PASSWORD)).statusCode, 200, `the negative control: within the bound, ${within.slice(0, 12)}… signs in`)
+  }
+  t.same((await rehashes(app)).map((r) => r[2]).sort(), ['argon2id', 'bcrypt', 'scrypt'], 'only the three within their bounds were rehashed')
 })
 
 t.test('the portal-independent JSON sign-in of /api/auth/login verifies a legacy hash too', async (t) => {
