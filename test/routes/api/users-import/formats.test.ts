@@ -1,8 +1,12 @@
+import { execFile } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { parseHash } from '../../../../src/crypto/legacy-hashes.js'
 import { argon2Cli, htpasswdBcrypt, pythonHash } from '../../../src/crypto/foreign-hashes.js'
-import { authHeader, changePassword, createUser, login } from '../../../helper.js'
+import { authHeader, changePassword, createUser, login, tempDir } from '../../../helper.js'
 import { BAD_LOGIN } from '../../../patterns.js'
 import { census, importer, postImport, signIn, storedHash } from './support.js'
 import { alertCode, PageClient, portalValues } from '../../portal/support.js'
@@ -35,8 +39,11 @@ async function rehashes (app: FastifyInstance): Promise<unknown[][]> {
   return entries.map((e) => [e.userId, e.actorId, e.detail, e.outcome])
 }
 
-const FORMATS: Array<{ algorithm: string, make: () => Promise<string> }> = [
+const FORMATS: Array<{ algorithm: string, make: () => Promise<string>, password?: string }> = [
   { algorithm: 'bcrypt', make: async () => await htpasswdBcrypt(PASSWORD, 5) },
+  // Supabase's form, `$2a$` (docs/migrating.md): htpasswd's `$2y$` under the other name. python3's
+  // bcrypt module is not installed here; for an ASCII password $2a$, $2b$ and $2y$ are one algorithm
+  { algorithm: 'bcrypt', make: async () => (await htpasswdBcrypt('Supabase-Pass-1', 10)).replace(/^\$2y\$/, '$2a$'), password: 'Supabase-Pass-1' },
   { algorithm: 'argon2id', make: async () => await argon2Cli(PASSWORD, { type: 'id', memoryKiB: 2048, time: 2, lanes: 2 }) },
   { algorithm: 'argon2i', make: async () => await argon2Cli(PASSWORD, { type: 'i', memoryKiB: 1024, time: 3, lanes: 1, version: '10' }) },
   { algorithm: 'argon2d', make: async () => await argon2Cli(PASSWORD, { type: 'd', memoryKiB: 1024, time: 2, lanes: 1 }) },
@@ -47,7 +54,7 @@ const FORMATS: Array<{ algorithm: string, make: () => Promise<string> }> = [
   { algorithm: 'pbkdf2_sha256', make: async () => await pythonHash(PASSWORD, { kind: 'django', rounds: 1000 }) }
 ]
 
-for (const [i, { algorithm, make }] of FORMATS.entries()) {
+for (const [i, { algorithm, make, password = PASSWORD }] of FORMATS.entries()) {
   t.test(`an imported ${algorithm} hash (${i}) signs in with the original password, not a wrong one, and is rehashed once`, async (t) => {
     const imp = await importer(t)
     const { app } = imp
@@ -62,18 +69,18 @@ for (const [i, { algorithm, make }] of FORMATS.entries()) {
     // the superuser signed in with today's argon2id
     t.same(before, { ...ZERO, argon2id: 1, [algorithm]: algorithm === 'argon2id' ? 2 : 1 }, `the gauge counts one ${algorithm} user`)
 
-    const wrong = await signIn(app, email, `${PASSWORD}x`)
+    const wrong = await signIn(app, email, `${password}x`)
     t.equal(wrong.statusCode, 401)
     t.same(wrong.json(), BAD_LOGIN)
     t.equal(await storedHash(app, email), hash, 'a failed sign-in rehashes nothing')
 
-    const first = await signIn(app, email, PASSWORD)
+    const first = await signIn(app, email, password)
     t.equal(first.statusCode, 200)
     const rehashed = await storedHash(app, email) ?? ''
     t.match(rehashed, ARGON2ID_TODAY, 'today\'s argon2id, parameters included')
     t.same(await census(app), { ...ZERO, argon2id: 2 }, 'the gauge moves it to argon2id')
 
-    const second = await signIn(app, email, PASSWORD)
+    const second = await signIn(app, email, password)
     t.equal(second.statusCode, 200, 'the new hash signs in')
     t.equal(await storedHash(app, email), rehashed, 'and is not rehashed again')
     t.same(await rehashes(app), [[id, id, algorithm, 'success']], 'one password_rehashed, naming the old algorithm')
@@ -212,6 +219,52 @@ t.test('the portal-independent JSON sign-in of /api/auth/login verifies a legacy
   t.equal(me.json().email, 'api@example.com')
   t.match(await storedHash(app, 'api@example.com'), ARGON2ID_TODAY, 'and rehashes it, as /auth/login does')
   t.same(await rehashes(app), [[me.json().id, me.json().id, 'bcrypt', 'success']])
+})
+
+/** The jq filter docs/migrating.md gives for Keycloak's export, read from the page itself. */
+function keycloakFilter (): string {
+  const page = readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'docs', 'migrating.md'), 'utf8')
+  const filter = /^jq -c '([^']+)' export\/myrealm-users-\*\.json > users\.jsonl$/m.exec(page)?.[1]
+  if (filter === undefined) throw new Error('docs/migrating.md has no Keycloak jq command')
+  return filter
+}
+
+t.test('docs/migrating.md\'s jq filter turns a Keycloak export (PBKDF2-SHA512, standard base64 with +, / and padding, 64-byte key) into lines that import and sign in', async (t) => {
+  const imp = await importer(t)
+  const { app } = imp
+  const secretData = await pythonHash(PASSWORD, { kind: 'keycloak-sha512', rounds: 1000 })
+  const { value, salt } = JSON.parse(secretData) as { value: string, salt: string }
+  t.match(value, /^[A-Za-z0-9+/]*[+][A-Za-z0-9+/]*==$/, 'standard base64, padded')
+  t.match(value, /\//)
+  t.equal(Buffer.from(value, 'base64').length, 64)
+  const ids = ['7c1fd5a5-1e4d-4d39-8c5b-2f0f5d1a9e01', '7c1fd5a5-1e4d-4d39-8c5b-2f0f5d1a9e02']
+  const password = (secret: string, algorithm: string) => ({ type: 'password', userLabel: 'My password', createdDate: 1600000000500, secretData: secret, credentialData: JSON.stringify({ hashIterations: 1000, algorithm, additionalParameters: {} }) })
+  const exported = {
+    realm: 'myrealm',
+    users: [
+      { id: ids[0], createdTimestamp: 1600000000123, username: 'kay', enabled: true, emailVerified: true, firstName: 'Kay', lastName: 'Cloak', email: 'kay@example.com', credentials: [password(secretData, 'pbkdf2-sha512')], realmRoles: ['default-roles-myrealm'] },
+      // Keycloak's plain pbkdf2 is SHA-1, which gatehouse does not read: no password
+      { id: ids[1], createdTimestamp: 1500000000000, username: 'old-timer', enabled: true, emailVerified: false, email: 'old@example.com', credentials: [password(secretData, 'pbkdf2')] },
+      // a service account has no email: left out
+      { id: '7c1fd5a5-1e4d-4d39-8c5b-2f0f5d1a9e03', createdTimestamp: 1600000000000, username: 'service-account-api', enabled: true, credentials: [] }
+    ]
+  }
+  const file = join(tempDir(t), 'myrealm-users-0.json')
+  writeFileSync(file, JSON.stringify(exported, null, 2))
+  const { stdout } = await promisify(execFile)('jq', ['-c', keycloakFilter(), file])
+  const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+  const hash = `$pbkdf2-sha512$1000$${salt.replace(/=+$/, '')}$${value.replace(/=+$/, '')}`
+  t.same(lines, [
+    { id: ids[0], email: 'kay@example.com', name: 'Kay Cloak', email_verified: true, created_at: '2020-09-13T12:26:40Z', password_hash: hash },
+    { id: ids[1], email: 'old@example.com', name: 'old-timer', email_verified: false, created_at: '2017-07-14T02:40:00Z' }
+  ])
+  const res = await postImport(imp, { users: lines })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { created: 2, refused: 0, results: [{ index: 0, id: ids[0] }, { index: 1, id: ids[1] }] })
+  t.equal((await signIn(app, 'kay@example.com', `${PASSWORD}x`)).statusCode, 401)
+  t.equal((await signIn(app, 'kay@example.com', PASSWORD)).statusCode, 200, 'the Keycloak user signs in with the original password')
+  t.same(await rehashes(app), [[ids[0], ids[0], 'pbkdf2_sha512', 'success']])
+  t.equal(await storedHash(app, 'old@example.com'), '', 'the SHA-1 user comes in with no password')
 })
 
 t.test('concurrent first sign-ins rehash once: the compare-and-swap lets one of them store its hash', async (t) => {
