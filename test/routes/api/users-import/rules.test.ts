@@ -92,6 +92,7 @@ t.test('a dry run answers exactly as the import would, 422 or 200, and writes no
   t.equal(await count(imp), 1, 'nothing written by either dry run')
   const partialDry = await postImport(imp, { ...REFUSED_BODY, dry_run: true, partial: true })
   t.equal(await count(imp), 1)
+  t.same((await imp.app.auditTrail.page({ event: 'users_imported' }, 1, 10)).entries, [], 'no dry run writes a users_imported event')
   const real = await postImport(imp, good)
   t.same(dry.json(), real.json(), 'the same answer as the import itself')
   t.equal(await count(imp), 3)
