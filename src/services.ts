@@ -24,6 +24,7 @@ import type { TwoFactorService } from './two-factor/two-factor-service.js'
 import type { PasskeyService } from './passkeys/passkey-service.js'
 import { normalizeEmail, UserService } from './accounts/users.js'
 import { RecentAuthentication } from './accounts/recent-auth.js'
+import { PasswordCheck } from './accounts/password-check.js'
 import { Credentials } from './accounts/credentials.js'
 import { IdentityList } from './accounts/identities.js'
 import { mailConfigured } from './config/mail.js'
@@ -106,6 +107,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
   const throttles = createThrottles(config, counters, events)
   const sessions = new SessionService({ store, tokens, index: revocations, settings: config, audit })
   const users = new UserService(store, hasher, sessions, audit)
+  const passwords = new PasswordCheck({ store, hasher, audit, throttle: throttles.password })
   const envelope = config.dataEncryptionKeys === undefined ? undefined : new Envelope(config.dataEncryptionKeys)
   const mail = new MailSender({ outbox: store.mailOutbox, transport: createMailTransport(config.mail, config.production, log, mailTransport), events, log })
   // config-totp.ts guarantees the keys whenever TOTP is on; otpauth and qrcode are loaded only then
@@ -113,7 +115,7 @@ export async function createServices (options: ServiceOptions): Promise<Services
     ? undefined
     : new (await import('./two-factor/two-factor-service.js')).TwoFactorService({
       store,
-      hasher,
+      passwords,
       sessions,
       envelope,
       dataKeys: config.dataEncryptionKeys ?? [],
@@ -137,8 +139,8 @@ export async function createServices (options: ServiceOptions): Promise<Services
     : new (await import('./passkeys/passkey-service.js')).PasskeyService({
       store, sessions, twoFactor, audit, credentials, settings: config.passkeys, dataKeys: config.dataEncryptionKeys ?? [], notify: mailConfigured(config), queued: () => { mail.wake() }, clock
     })
-  const auth = new AuthService({ store, hasher, users, sessions, audit, throttles, twoFactor })
-  const recentAuth = new RecentAuthentication({ store, hasher, throttle: throttles.password, audit, maxAge: config.reauthMaxAge, clock })
+  const auth = new AuthService({ store, hasher, passwords, users, sessions, audit, throttles, twoFactor })
+  const recentAuth = new RecentAuthentication({ store, passwords, audit, maxAge: config.reauthMaxAge, clock })
   const changes = new KeyChanges(config.redisPrefix)
   const keys = new KeyService({ store, config, ring, envelope, audit, changes, onRevoked: () => { tokens.cache.clear(); oidc?.flow.tokens.verified.clear() }, log })
   const recovery = new RecoveryService({

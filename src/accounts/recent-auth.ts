@@ -1,15 +1,13 @@
 import type { AuditSink, RequestContext } from '../events.js'
 import type { Store } from '../db/store.js'
 import { InvalidPassword, ReauthRequired, TokenRevoked } from '../errors.js'
-import type { PasswordHasher } from '../crypto/passwords.js'
-import type { FailureThrottle } from '../limits/throttle.js'
 import type { Claims } from '../tokens/claims.js'
+import type { PasswordCheck } from './password-check.js'
 
 export interface RecentAuthOptions {
   store: Store
-  hasher: PasswordHasher
-  /** the change-password throttle: a wrong password here is the same guess */
-  throttle: FailureThrottle
+  /** counted by the change-password throttle (a wrong password here is the same guess); a right one rehashes a legacy hash */
+  passwords: PasswordCheck
   audit: AuditSink
   /** seconds: REAUTH_MAX_AGE */
   maxAge: number
@@ -32,15 +30,14 @@ export class RecentAuthentication {
 
   /** The token's `auth_time` is recent, or `password` is the user's; else 403 reauth_required, and a wrong password 400 invalid_password. */
   async require (caller: Claims, password: string | undefined, context: RequestContext): Promise<void> {
-    const { store, hasher, throttle, audit } = this.options
+    const { store, passwords, audit } = this.options
     if (password === undefined) {
       if (this.isRecent(caller)) return
       throw new ReauthRequired()
     }
     const user = await store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
-    const { ok } = await throttle.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await hasher.verify(user.passwordHash, password) }))
-    if (ok) return
+    if (await passwords.counted(user, password, context)) return
     audit({ event: 'login_failed', outcome: 'failure', actorId: user.id, userId: user.id, sessionId: caller.session_id, detail: 'reauth' }, context)
     throw new InvalidPassword()
   }

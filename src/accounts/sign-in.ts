@@ -2,17 +2,18 @@ import type { AuditSink, RequestContext } from '../events.js'
 import type { Store } from '../db/store.js'
 import { InvalidCredentials, InvalidPassword, TokenRevoked } from '../errors.js'
 import type { PasswordHasher } from '../crypto/passwords.js'
-import { algorithmOf } from '../crypto/legacy-hashes.js'
-import type { User } from '../db/users.js'
 import type { SessionService, TokenPair } from '../sessions/session-service.js'
 import type { AuthThrottles } from '../limits/throttle.js'
 import type { Claims } from '../tokens/claims.js'
 import type { SecondFactorChallenge, TwoFactorService } from '../two-factor/two-factor-service.js'
 import { normalizeEmail, type NewAccount, type UserService } from './users.js'
+import type { PasswordCheck } from './password-check.js'
 
 export interface AuthServiceOptions {
   store: Store
   hasher: PasswordHasher
+  /** the sign-in's password check, which rehashes a legacy hash after a right password */
+  passwords: PasswordCheck
   users: UserService
   sessions: SessionService
   audit: AuditSink
@@ -33,32 +34,21 @@ export class AuthService {
    * password that only earns the challenge is, for the throttle, neither failure nor success.
    */
   async login (email: string, password: string, context: RequestContext, remember = false): Promise<SignInOutcome> {
-    const { store, hasher, sessions, audit, throttles, twoFactor } = this.options
+    const { store, passwords, sessions, audit, throttles, twoFactor } = this.options
     const normalized = normalizeEmail(email)
     const { user, ok, pending } = await throttles.login.attempt(`login:${normalized}`, context.ip, async () => {
       const user = await store.users.findByEmail(normalized)
-      const ok = await hasher.verify(user?.passwordHash, password)
+      const ok = await passwords.verify(user, password, context)
       return { user, ok, pending: ok && user !== undefined && twoFactor !== undefined && await twoFactor.isEnabled(user.id) }
     })
     if (!ok || user === undefined) {
       audit({ event: 'login_failed', outcome: 'failure', email: normalized, userId: user?.id }, context)
       throw new InvalidCredentials()
     }
-    if (hasher.needsRehash(user.passwordHash)) await this.rehash(user, password, context)
     if (pending && twoFactor !== undefined) return { status: 'second_factor_required', challenge: await twoFactor.challenge(user, 'pwd', remember, context) }
     const pair = await sessions.start(user, context)
     audit({ event: 'login_succeeded', actorId: user.id, userId: user.id, sessionId: pair.sessionId }, context)
     return { status: 'signed_in', pair }
-  }
-
-  /**
-   * Today's argon2id over an imported or older hash, only over the hash just verified: a
-   * password changed meanwhile must not be reverted, and of two concurrent sign-ins one swaps.
-   */
-  private async rehash (user: User, password: string, context: RequestContext): Promise<void> {
-    const { store, hasher, audit } = this.options
-    const swapped = await store.users.setPasswordHash(user.id, await hasher.hash(password), new Date().toISOString(), user.passwordHash)
-    if (swapped) audit({ event: 'password_rehashed', actorId: user.id, userId: user.id, detail: algorithmOf(user.passwordHash) }, context)
   }
 
   async register (account: Omit<NewAccount, 'isSuperuser'>, context: RequestContext): Promise<TokenPair> {
@@ -71,7 +61,9 @@ export class AuthService {
 
   /**
    * The new hash is made before the transaction opens: argon2 waits on libuv's pool, and a held
-   * transaction would block SQLite's one connection for every other request.
+   * transaction would block SQLite's one connection for every other request. The current
+   * password is checked by the hasher alone, not `passwords`: a legacy hash is replaced by the
+   * new password's argon2id just below, so a rehash first would be work thrown away.
    */
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const { store, hasher, sessions, audit, throttles } = this.options

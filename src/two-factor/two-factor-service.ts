@@ -6,7 +6,6 @@ import type { Store } from '../db/store.js'
 import type { User } from '../db/users.js'
 import { InvalidOtp, InvalidPassword, NotFound, PasskeyInvalid, TokenRevoked, TotpAlreadyEnabled } from '../errors.js'
 import { securityNoticeMail } from '../mail/templates.js'
-import type { PasswordHasher } from '../crypto/passwords.js'
 import type { SessionService, TokenPair } from '../sessions/session-service.js'
 import type { AuthThrottles } from '../limits/throttle.js'
 import type { AccountBound } from '../limits/account-bound.js'
@@ -29,7 +28,8 @@ export interface SecondFactorChallenge { mfaToken: string, expiresIn: number, me
 
 export interface TwoFactorOptions {
   store: Store
-  hasher: PasswordHasher
+  /** src/accounts/password-check.ts (after this folder): counted by the change-password throttle, a right password rehashes a legacy hash */
+  passwords: { counted: (user: User, password: string, context: RequestContext) => Promise<boolean> }
   sessions: SessionService
   envelope: Envelope
   dataKeys: DataKey[]
@@ -262,11 +262,10 @@ export class TwoFactorService {
   }
 
   private async checkPassword (caller: Claims, password: string, context: RequestContext): Promise<User> {
-    const { store, hasher, throttles } = this.options
+    const { store, passwords } = this.options
     const user = await store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
-    const { ok } = await throttles.password.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await hasher.verify(user.passwordHash, password) }))
-    if (!ok) {
+    if (!await passwords.counted(user, password, context)) {
       this.options.audit({ event: 'totp_failed', outcome: 'failure', actorId: user.id, userId: user.id, detail: 'wrong password' }, context)
       throw new InvalidPassword()
     }

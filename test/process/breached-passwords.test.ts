@@ -10,8 +10,8 @@ import { startServer } from './server-process.js'
 /*
  * The breached-password blocklist end to end (docs/breached-passwords.md): `gatehouse passwords
  * build-blocklist` (src/cli/passwords.ts) as a real process, the server started with
- * BREACHED_PASSWORDS_FILE (or refusing to start on a bad one), and `gatehouse user set-password`
- * and `user create` refusing a listed password.
+ * BREACHED_PASSWORDS_FILE (or refusing to start on a bad one), and `gatehouse user set-password`,
+ * `user create` and `user import` refusing a listed password.
  */
 
 const sha1 = (p: string) => createHash('sha1').update(p, 'utf8').digest('hex').toUpperCase()
@@ -96,4 +96,16 @@ t.test('user set-password and user create refuse a listed password (exit 1, noth
   t.equal(JSON.parse(kept.stdout).email, 'ann@example.com')
   const unlisted = await cli(['user', 'set-password', 'ann@example.com'], env, `${BREACHED}\n`)
   t.equal(unlisted.code, 0, `the negative control: ${unlisted.stderr}`)
+})
+
+t.test('user import refuses a line whose plain password is listed (exit 1, by its line, nothing written); without the setting it imports', async (t) => {
+  const dir = tempDir(t)
+  const env = { ...await databaseEnv(t, dir), JWT_SECRET: TEST_SECRET }
+  const listed = { ...env, BREACHED_PASSWORDS_FILE: await blocklistFile(t, `${BREACHED}\n`) }
+  const file = join(dir, 'users.jsonl')
+  writeFileSync(file, `${JSON.stringify({ email: 'bea@example.com', name: 'Bea', password: BREACHED })}\n`)
+  t.strictSame(await cli(['user', 'import', '--file', file], listed),
+    { code: 1, stdout: 'nothing imported: 1 line of 1 refused\n', stderr: 'line 1: The password field is a known breached password\n' })
+  t.equal((await cli(['user', 'show', 'bea@example.com'], listed)).code, 1, 'no user was imported')
+  t.strictSame(await cli(['user', 'import', '--file', file], env), { code: 0, stdout: 'imported 1 user\n', stderr: '' }, 'the negative control: without the setting the line imports')
 })

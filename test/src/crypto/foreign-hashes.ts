@@ -5,7 +5,8 @@ import { promisify } from 'node:util'
  * Password hashes made by tools nobody here wrote, each run as a child process: Debian's
  * `htpasswd -B` (apache2-utils) for bcrypt, Debian's `argon2` command, and Python's hashlib for
  * scrypt and PBKDF2 in passlib's PHC form and in Django's form, built the way
- * django.contrib.auth.hashers.PBKDF2PasswordHasher builds it.
+ * django.contrib.auth.hashers.PBKDF2PasswordHasher builds it, and PBKDF2-SHA512 as Keycloak's
+ * export writes it.
  */
 
 const run = promisify(execFile)
@@ -63,11 +64,21 @@ elif kind == "django":
     salt = "".join(alphabet[b % len(alphabet)] for b in os.urandom(22))
     key = hashlib.pbkdf2_hmac("sha256", pw, salt.encode(), req["rounds"])
     print("pbkdf2_sha256$%d$%s$%s" % (req["rounds"], salt, base64.b64encode(key).decode("ascii").strip()))
+elif kind == "keycloak-sha512":
+    # Keycloak's secretData: standard base64 with its padding, a 64-byte key; drawn until the key
+    # shows both + and / (the characters a conversion to another alphabet would get wrong)
+    while True:
+        salt = os.urandom(16)
+        key = hashlib.pbkdf2_hmac("sha512", pw, salt, req["rounds"], 64)
+        value = base64.b64encode(key).decode()
+        if "+" in value and "/" in value:
+            break
+    print(json.dumps({"value": value, "salt": base64.b64encode(salt).decode(), "additionalParameters": {}}))
 `
 
-export type PythonHash = { kind: 'scrypt', ln: number, r: number, p: number } | { kind: 'pbkdf2-sha256' | 'pbkdf2-sha512' | 'django', rounds: number }
+export type PythonHash = { kind: 'scrypt', ln: number, r: number, p: number } | { kind: 'pbkdf2-sha256' | 'pbkdf2-sha512' | 'django' | 'keycloak-sha512', rounds: number }
 
-/** python3's hashlib, the hash written in passlib's PHC form or Django's. */
+/** python3's hashlib, the hash written in passlib's PHC form or Django's, or Keycloak's `secretData` (a JSON string). */
 export async function pythonHash (password: string, request: PythonHash): Promise<string> {
   return await piped('python3', ['-c', PYTHON], JSON.stringify({ password, ...request }))
 }

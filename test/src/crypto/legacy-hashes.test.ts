@@ -1,8 +1,11 @@
 import { pbkdf2Sync, scryptSync } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join, sep } from 'node:path'
 import t from 'tap'
 import { algorithmOf, parseHash } from '../../../src/crypto/legacy-hashes.js'
 import { PasswordHasher } from '../../../src/crypto/passwords.js'
-import { htpasswdBcrypt, pythonHash } from './foreign-hashes.js'
+import { argon2Cli, htpasswdBcrypt, pythonHash } from './foreign-hashes.js'
 
 /*
  * The formats of SPEC §18's table, their bounds at every verification, and verification off the
@@ -24,8 +27,9 @@ async function turnsDuring (work: () => unknown): Promise<{ turns: number, ms: n
   return { turns, ms }
 }
 
-t.test('bcrypt, scrypt and PBKDF2 are verified on the thread pool: the event loop keeps turning', async (t) => {
+t.test('argon2id, bcrypt, scrypt and PBKDF2 are verified on the thread pool: the event loop keeps turning', async (t) => {
   const costly = [
+    { name: 'argon2id m 64 MiB t 2', hash: await argon2Cli(PASSWORD, { type: 'id', memoryKiB: 65536, time: 2, lanes: 1 }) },
     { name: 'bcrypt cost 12', hash: await htpasswdBcrypt(PASSWORD, 12) },
     { name: 'scrypt ln 16', hash: await pythonHash(PASSWORD, { kind: 'scrypt', ln: 16, r: 8, p: 1 }) },
     { name: 'pbkdf2-sha512 300000', hash: await pythonHash(PASSWORD, { kind: 'pbkdf2-sha512', rounds: 300_000 }) }
@@ -37,6 +41,18 @@ t.test('bcrypt, scrypt and PBKDF2 are verified on the thread pool: the event loo
     t.ok(ms > 40, `${name} takes a while (${ms.toFixed(0)} ms)`)
     t.ok(turns >= 5, `${name}: the loop turned ${turns} times`)
   }
+})
+
+t.test('bcrypt is the native module: what src/crypto/passwords.ts loads has a compiled binding, and no JavaScript bcrypt is a dependency', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>
+  t.ok(pkg.dependencies?.bcrypt, 'bcrypt is a dependency')
+  t.notOk(['dependencies', 'devDependencies', 'optionalDependencies'].some((kind) => pkg[kind]?.bcryptjs !== undefined), 'bcryptjs (pure JavaScript, on the event loop) is not')
+  t.equal(await hasher.verify(await htpasswdBcrypt(PASSWORD, 4), PASSWORD), true)
+  // the module the hasher imported, and the compiled addon it loaded through node-gyp-build
+  const require = createRequire(import.meta.url)
+  const folder = dirname(require.resolve('bcrypt/package.json'))
+  const addons = Object.keys(require.cache).filter((path) => path.startsWith(folder + sep) && path.endsWith('.node'))
+  t.equal(addons.length, 1, `one compiled binding loaded: ${addons.join(', ')}`)
 })
 
 t.test('the negative control: the same work done synchronously stops the loop', async (t) => {

@@ -92,6 +92,7 @@ t.test('a dry run answers exactly as the import would, 422 or 200, and writes no
   t.equal(await count(imp), 1, 'nothing written by either dry run')
   const partialDry = await postImport(imp, { ...REFUSED_BODY, dry_run: true, partial: true })
   t.equal(await count(imp), 1)
+  t.same((await imp.app.auditTrail.page({ event: 'users_imported' }, 1, 10)).entries, [], 'no dry run writes a users_imported event')
   const real = await postImport(imp, good)
   t.same(dry.json(), real.json(), 'the same answer as the import itself')
   t.equal(await count(imp), 3)
@@ -138,7 +139,26 @@ const BOUNDS: Array<[string, string]> = [
   [`$scrypt$ln=20,r=3,p=1$${B64_16}$${B64_32}`, 'scrypt memory 402653184 > 268435456'],
   [`$pbkdf2-sha256$999$${B64_16}$${B64_32}`, 'pbkdf2_sha256 iterations 999 < 1000'],
   [`$pbkdf2-sha512$10000001$${B64_16}$${B64_32}`, 'pbkdf2_sha512 iterations 10000001 > 10000000'],
-  [`pbkdf2_sha256$10000001$somesalt$${B64_32}=`, 'pbkdf2_sha256 iterations 10000001 > 10000000']
+  [`pbkdf2_sha256$10000001$somesalt$${B64_32}=`, 'pbkdf2_sha256 iterations 10000001 > 10000000'],
+  // the lower bounds: argon2's 8 KiB a lane and one pass, PBKDF2's 1000 iterations in Django's form too
+  [`$argon2id$v=19$m=127,t=2,p=16$${B64_16}$${B64_32}`, 'argon2id m 127 < 128'],
+  [`$argon2i$v=19$m=65536,t=0,p=1$${B64_16}$${B64_32}`, 'argon2i t 0 < 1'],
+  [`pbkdf2_sha256$999$somesalt$${B64_32}=`, 'pbkdf2_sha256 iterations 999 < 1000']
+]
+
+/** Every parameter exactly at its upper bound, and a few at their lower one (argon2's m exactly 8·p): accepted. */
+const AT_BOUNDS = [
+  `$2b$16$${BCRYPT_TAIL}`,
+  `$2y$04$${BCRYPT_TAIL}`,
+  `$argon2id$v=19$m=262144,t=10,p=16$${B64_16}$${B64_32}`,
+  `$argon2d$v=16$m=128,t=1,p=16$${B64_16}$${B64_32}`,
+  // 128 · 2^20 · 2 and 128 · 2^17 · 16 bytes: exactly 268435456
+  `$scrypt$ln=20,r=2,p=16$${B64_16}$${B64_32}`,
+  `$scrypt$ln=17,r=16,p=1$${B64_16}$${B64_32}`,
+  `$pbkdf2-sha256$10000000$${B64_16}$${B64_32}`,
+  `$pbkdf2-sha512$10000000$${B64_16}$${B64_32}`,
+  `pbkdf2_sha256$10000000$somesalt$${B64_32}=`,
+  `pbkdf2_sha256$1000$somesalt$${B64_32}=`
 ]
 
 const UNSUPPORTED = [
@@ -156,6 +176,15 @@ t.test('the table\'s bounds: a parameter beyond one is refused, naming it', asyn
   const res = await postImport(imp, { users: BOUNDS.map(([hash], i) => user(i, { password_hash: hash })) })
   t.equal(res.statusCode, 422)
   t.same(res.json().errors, Object.fromEntries(BOUNDS.map(([, parameter], i) => [`users.${i}.password_hash`, [`The users.${i}.password_hash field has parameters out of range (${parameter})`]])))
+})
+
+t.test('a parameter exactly at its bound is accepted: bcrypt 16, argon2 m=262144 t=10 p=16, scrypt at 256 MiB, 10,000,000 iterations', async (t) => {
+  const imp = await importer(t)
+  const res = await postImport(imp, { users: AT_BOUNDS.map((hash, i) => user(i, { password_hash: hash })), dry_run: true })
+  t.equal(res.statusCode, 200, 'every line at a bound passes')
+  t.same({ ...res.json(), results: res.json().results.map((r: { index: number, id: unknown }) => [r.index, typeof r.id]) },
+    { created: AT_BOUNDS.length, refused: 0, results: AT_BOUNDS.map((_hash, i) => [i, 'string']) })
+  t.equal(await count(imp), 1, 'a dry run: nothing written')
 })
 
 t.test('an unrecognised hash is refused as not a supported format (md5-crypt and sha512-crypt are out of scope)', async (t) => {
