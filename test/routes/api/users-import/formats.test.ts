@@ -200,7 +200,7 @@ t.test('the bounds hold at sign-in for every format: argon2 t=11, scrypt r=17 an
     const ms = performance.now() - started
     t.equal(res.statusCode, 401, parameter)
     t.same(res.json(), BAD_LOGIN)
-    t.ok(ms < 2000, `answered in ${ms.toFixed(0)} ms, at the dummy hash's cost`)
+    t.ok(ms < 6000, `answered in ${ms.toFixed(0)} ms, at the dummy hash's cost (cost 17 would take some 14 s idle)`)
     t.equal(await storedHash(app, user.email), outside, 'and is not rehashed')
     await app.store.users.setPasswordHash(user.id, within, new Date().toISOString())
     t.equal((await signIn(app, user.email, PASSWORD)).statusCode, 200, `the negative control: within the bound, ${within.slice(0, 12)}… signs in`)
