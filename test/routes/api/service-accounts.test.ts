@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../../helper.js'
-import { BAD_LOGIN, ISO, MISSING_ADMIN, REVOKED, SUPERUSER_REQUIRED, UUID } from '../../patterns.js'
+import { BAD_LOGIN, ISO, MISSING_ADMIN, NOT_FOUND as USER_NOT_FOUND, REVOKED, SUPERUSER_REQUIRED, UUID } from '../../patterns.js'
 
 /*
  * Service accounts and the admin routes of API keys (routes/api/api-keys.ts, src/api-keys/api-key-service.ts,
@@ -13,6 +13,7 @@ const ON = { ENABLE_API_KEYS: true, ENABLE_PASSWORD_RESET: true, PASSWORD_RESET_
 const KEY = /^gh_[0-9a-z]{12}_[0-9A-Za-z]{38}$/
 const NOT_SERVICE = { error: 'Conflict', message: 'API keys are created for service accounts only', code: 'not_service_account' }
 const INVALID_OTP = { error: 'Bad Request', message: 'The code is invalid or has expired', code: 'invalid_otp' }
+const KEY_NOT_FOUND = { error: 'Not Found', message: 'API key not found', code: 'not_found' }
 
 interface Account { id: string, email: string, kind: string, roles: string[], created_at: string }
 
@@ -150,6 +151,39 @@ t.test('a superuser\'s keys are listed and revoked by a superuser only', async (
   const { access_token: plain } = await login(app, user)
   const notAdmin = await app.inject({ method: 'GET', url: `/api/users/${user.id}/api-keys`, headers: authHeader(plain) })
   t.same([notAdmin.statusCode, notAdmin.json()], [403, MISSING_ADMIN], 'not even one\'s own, through the admin route')
+})
+
+t.test('DELETE /api/users/:id/api-keys/:key_id naming another user\'s key is 404 and the key keeps working; an unknown user is 404, a non-admin 403', async (t) => {
+  const app = await build(t, ON)
+  const superuser = await createUser(app, { roles: ['admin'], isSuperuser: true })
+  const { access_token: superToken } = await login(app, superuser)
+  const superKey = (await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: authHeader(superToken), payload: { name: 'mine' } })).json() as { id: string, key: string }
+  const adminToken = await admin(app)
+  const person = await createUser(app)
+  const { access_token: personToken } = await login(app, person)
+  const account = await serviceAccount(app, adminToken)
+
+  // an admin may act on a plain user's keys: naming that user with a superuser's key id must not reach the superuser's key
+  const crossed = await app.inject({ method: 'DELETE', url: `/api/users/${person.id}/api-keys/${superKey.id}`, headers: authHeader(adminToken) })
+  t.same([crossed.statusCode, crossed.json()], [404, KEY_NOT_FOUND])
+  const viaAccount = await app.inject({ method: 'DELETE', url: `/api/users/${account.id}/api-keys/${superKey.id}`, headers: authHeader(superToken) })
+  t.same([viaAccount.statusCode, viaAccount.json()], [404, KEY_NOT_FOUND], 'nor by a superuser naming another owner')
+  const works = await app.inject({ method: 'GET', url: `/api/users/${superuser.id}`, headers: authHeader(superKey.key) })
+  t.equal(works.statusCode, 200, 'the key still works')
+  t.same((await app.inject({ method: 'GET', url: `/api/users/${superuser.id}/api-keys`, headers: authHeader(superToken) })).json().data.map((k: { id: string }) => k.id), [superKey.id], 'and is still listed')
+
+  const unknownUser = '0b7c2a52-3f7e-4c3a-9d55-2f1c8f0a6e11'
+  const listUnknown = await app.inject({ method: 'GET', url: `/api/users/${unknownUser}/api-keys`, headers: authHeader(adminToken) })
+  t.same([listUnknown.statusCode, listUnknown.json()], [404, USER_NOT_FOUND])
+  const revokeUnknown = await app.inject({ method: 'DELETE', url: `/api/users/${unknownUser}/api-keys/${superKey.id}`, headers: authHeader(adminToken) })
+  t.same([revokeUnknown.statusCode, revokeUnknown.json()], [404, USER_NOT_FOUND])
+  const byPerson = await app.inject({ method: 'POST', url: `/api/users/${account.id}/api-keys`, headers: authHeader(personToken), payload: { name: 'x' } })
+  t.same([byPerson.statusCode, byPerson.json()], [403, MISSING_ADMIN])
+  const ownByPerson = await app.inject({ method: 'POST', url: `/api/users/${person.id}/api-keys`, headers: authHeader(personToken), payload: { name: 'x' } })
+  t.same([ownByPerson.statusCode, ownByPerson.json()], [403, MISSING_ADMIN], 'not even for oneself, through the admin route')
+  const revokedByPerson = await app.inject({ method: 'DELETE', url: `/api/users/${superuser.id}/api-keys/${superKey.id}`, headers: authHeader(personToken) })
+  t.same([revokedByPerson.statusCode, revokedByPerson.json()], [403, MISSING_ADMIN])
+  t.equal((await app.inject({ method: 'GET', url: `/api/users/${superuser.id}`, headers: authHeader(superKey.key) })).statusCode, 200, 'the key works after all of them')
 })
 
 t.test('audit: api_key_created, api_key_revoked with the reason, service_account_created', async (t) => {
