@@ -28,7 +28,12 @@ export interface KeyEntry {
    * check 2). The verified-token cache of access tokens holds what passed in the same way.
    */
   verified: string | undefined
+  /** ms of the last refusal of this key once ended: the sweep keeps an ended key refused since the previous sweep */
+  refusedAt: number
 }
+
+/** Ended keys no one presented since the previous sweep leave memory this often at most (a sweep runs when a read adds a key). */
+export const SWEEP_INTERVAL_MS = 60_000
 
 const NO_AMR: string[] = []
 
@@ -101,7 +106,8 @@ export function entryOf (key: OwnedApiKey, issuer: string): KeyEntry {
     revoked: key.revokedAt !== null,
     claims: keyClaims(key, issuer),
     touchedAt: key.lastUsedAt === null ? 0 : Date.parse(key.lastUsedAt),
-    verified: undefined
+    verified: undefined,
+    refusedAt: 0
   }
 }
 
@@ -115,15 +121,22 @@ function sameKey (a: string, b: string): boolean {
 
 /**
  * Checks a presented key: its shape and checksum first (no lookup for a made-up key), then the
- * entry by id in memory (a miss reads the database once; only live keys are kept, so the map holds
- * no more than the keys that exist), the keyed hash in constant time, the revocation index, the
- * expiry. No database write on the request: last_used_at goes out afterwards, once a minute at most.
+ * entry by id in memory (a miss reads the database once), the keyed hash in constant time, the
+ * revocation index, the expiry. An ended key (revoked, expired) stays held with its state, so a
+ * client still presenting it is answered from memory, after the keyed hash as any other (a wrong
+ * secret stays token_invalid). What bounds the map: only keys whose row was read are held (a
+ * made-up id never is), and an ended one leaves at the first sweep it was not presented before; a
+ * key whose row went with its owner is remembered only by id while its revocation is in the index.
+ * No database write on the request: last_used_at goes out afterwards, once a minute at most.
  * Synchronous when the key is in memory and no rate limit applies.
  */
 export class ApiKeyVerifier {
   private readonly entries = new Map<string, KeyEntry>()
+  /** ids whose row is gone (its owner deleted) while the index holds their revocation: refused without a read */
+  private readonly gone = new Set<string>()
   private readonly loading = new Map<string, Promise<KeyEntry | undefined>>()
   private readonly shared = new SharedValues()
+  private sweptAt = Date.now()
 
   constructor (private readonly options: VerifierOptions) {}
 
@@ -136,20 +149,16 @@ export class ApiKeyVerifier {
     if (id === undefined) throw new TokenInvalid()
     const entry = this.entries.get(id)
     if (entry !== undefined) return this.admit(entry, token)
+    if (this.gone.has(id) && this.options.index.has(id)) throw new TokenRevoked()
     return this.load(id).then((loaded) => {
       if (loaded === undefined) throw new TokenInvalid()
       return this.admit(loaded, token)
     })
   }
 
-  /** Holds a live key (the memory figure of docs/api-keys.md is measured through it). */
-  remember (key: OwnedApiKey): void {
-    const entry = entryOf(this.shared.key(key), this.options.issuer)
-    if (!entry.revoked && entry.expiresAtMs > Date.now()) this.entries.set(entry.id, entry)
-  }
-
   forget (id: string): void {
     this.entries.delete(id)
+    this.gone.delete(id)
   }
 
   private admit (entry: KeyEntry, token: string): Claims | Promise<Claims> {
@@ -158,13 +167,15 @@ export class ApiKeyVerifier {
       if (hasher === undefined || !timingSafeEqual(hasher.digest(token), entry.hash)) throw new TokenInvalid()
       entry.verified = token
     }
+    const now = Date.now()
     if (entry.revoked || this.options.index.has(entry.id)) {
-      this.entries.delete(entry.id)
+      // once revoked, always: the index forgets the key after its expiry, this entry need not
+      entry.revoked = true
+      entry.refusedAt = now
       throw new TokenRevoked()
     }
-    const now = Date.now()
     if (entry.expiresAtMs <= now) {
-      this.entries.delete(entry.id)
+      entry.refusedAt = now
       throw new TokenExpired()
     }
     if (now - entry.touchedAt >= TOUCH_INTERVAL_MS) this.touch(entry, now)
@@ -191,13 +202,29 @@ export class ApiKeyVerifier {
 
   private async read (id: string): Promise<KeyEntry | undefined> {
     const key = await this.options.store.apiKeys.findOwned(id)
+    const now = Date.now()
+    if (now - this.sweptAt >= SWEEP_INTERVAL_MS) this.sweep(now)
     // a deleted owner's keys are gone with it, their revocations stay: refused as revoked, not unknown
-    if (key === undefined && this.options.index.has(id)) throw new TokenRevoked()
+    if (key === undefined && this.options.index.has(id)) {
+      this.gone.add(id)
+      throw new TokenRevoked()
+    }
     if (key === undefined) return undefined
     const entry = entryOf(this.shared.key(key), this.options.issuer)
-    // a revoked or expired key is answered, not kept
-    if (!entry.revoked && entry.expiresAtMs > Date.now()) this.entries.set(id, entry)
+    this.entries.set(id, entry)
     return entry
+  }
+
+  /** Drops the ended keys not presented since the previous sweep, and the gone ids the index has forgotten. */
+  private sweep (now: number): void {
+    for (const [id, entry] of this.entries) {
+      const ended = entry.revoked || entry.expiresAtMs <= now || this.options.index.has(id)
+      if (ended && entry.refusedAt < this.sweptAt) this.entries.delete(id)
+    }
+    for (const id of this.gone) {
+      if (!this.options.index.has(id)) this.gone.delete(id)
+    }
+    this.sweptAt = now
   }
 
   private touch (entry: KeyEntry, now: number): void {

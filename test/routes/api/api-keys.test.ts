@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import t from 'tap'
-import { authHeader, build, changePassword, createUser, login, rawSql, type CreatedUser } from '../../helper.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { authHeader, build, changePassword, createUser, login, rawSql, tempDir, type CreatedUser } from '../../helper.js'
 import { ISO, MISSING_ADMIN, REVOKED } from '../../patterns.js'
 import { base62Checksum } from '../../../src/api-keys/format.js'
 import { idpValues } from './identities-support.js'
@@ -10,7 +11,8 @@ import { idpValues } from './identities-support.js'
  * The caller's own API keys (routes/api/api-keys.ts, src/api-keys/, docs/api-keys.md): the format,
  * the claims, where a key is taken and where refused, the bounds on roles, lifetime and count, and
  * how a key ends (revoked, expired, its owner's role removed or the owner deleted) while password
- * changes and logouts leave it alone.
+ * changes and logouts leave it alone; what the verifier keeps in memory (src/api-keys/key-verifier.ts:
+ * ended keys too, so a key presented again reads no row).
  */
 
 const ON = { ENABLE_API_KEYS: true }
@@ -37,6 +39,19 @@ async function keyOf (app: FastifyInstance, user: CreatedUser, payload: Record<s
 
 async function self (app: FastifyInstance, user: CreatedUser, key: string) {
   return await app.inject({ method: 'GET', url: `/api/users/${user.id}`, headers: authHeader(key) })
+}
+
+/** A key of the shape, with a good checksum, naming `id` with a secret that is not its own. */
+function wrongSecretFor (id: string): string {
+  const body = `gh_${id}_${'A'.repeat(32)}`
+  return body + base62Checksum(body)
+}
+
+/** Every database read of a key by id from now on (the calls still go through). */
+function keyReads (t: Test, app: FastifyInstance): () => unknown[][] {
+  const repository = app.store.apiKeys
+  const reads = t.capture(repository, 'findOwned', repository.findOwned.bind(repository))
+  return () => reads().map((call) => call.args)
 }
 
 t.test('POST /api/auth/api-keys answers 201 with the key once, and GET lists it without the key', async (t) => {
@@ -215,13 +230,77 @@ t.test('an expired key is 401 token_expired', async (t) => {
   t.same(res.json(), EXPIRED)
 })
 
+t.test('an ended key stays in memory: revoked or expired, five presentations read the database once, and a wrong secret is still token_invalid', async (t) => {
+  const app = await build(t, ON)
+  const user = await createUser(app)
+  const revoked = await keyOf(app, user, { name: 'revoked' })
+  const expired = await keyOf(app, user, { name: 'expired' })
+  const { access_token: token } = await login(app, user)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${revoked.id}`, headers: authHeader(token) })).statusCode, 204)
+  await rawSql(app.config, sql`update api_keys set expires_at = ${new Date(Date.now() - 1000).toISOString()} where id = ${expired.id}`)
+  // neither key was presented yet: the first presentation is a miss, as on a fresh instance
+  const reads = keyReads(t, app)
+  for (const [created, answer] of [[revoked, REVOKED], [expired, EXPIRED]] as const) {
+    for (let i = 1; i <= 5; i++) {
+      const res = await self(app, user, created.key)
+      t.same([res.statusCode, res.json()], [401, answer], `${created.name}, presentation ${i}`)
+    }
+    const wrong = await self(app, user, wrongSecretFor(created.id))
+    t.same([wrong.statusCode, wrong.json()], [401, INVALID], 'the keyed hash is checked before the state is told')
+    t.same(reads(), [[created.id]], `${created.name}: one read for five presentations and a wrong secret`)
+  }
+})
+
+t.test('a key held in memory is refused once another instance revokes it or deletes its owner, from memory, within a second', async (t) => {
+  const dataDir = tempDir(t)
+  const values = { ...ON, DATA_DIR: dataDir, REVOCATION_POLL_MS: 100 }
+  const a = await build(t, values)
+  const b = await build(t, values)
+  const admin = await createUser(a, { roles: ['admin'] })
+  const { access_token: adminToken } = await login(a, admin)
+  const user = await createUser(a)
+  const revoked = await keyOf(a, user, { name: 'revoked' })
+  const orphaned = await keyOf(a, user, { name: 'orphaned' })
+  for (const { key } of [revoked, orphaned]) t.equal((await self(b, user, key)).statusCode, 200, 'B reads and holds the key')
+  const reads = keyReads(t, b)
+
+  // asked of /auth/verify, which answers 200 until the key is refused whether or not its owner is there
+  const verifyOnB = async (key: string) => await b.inject({ method: 'GET', url: '/auth/verify', headers: authHeader(key) })
+  const refusedByB = async (key: string, what: string) => {
+    const started = Date.now()
+    let res = await verifyOnB(key)
+    while (res.statusCode === 200 && Date.now() - started < 1000) {
+      await sleep(20)
+      res = await verifyOnB(key)
+    }
+    t.same([res.statusCode, res.json()], [401, REVOKED], `${what}: B refused it after ${Date.now() - started} ms`)
+  }
+  t.equal((await a.inject({ method: 'DELETE', url: `/api/users/${user.id}/api-keys/${revoked.id}`, headers: authHeader(adminToken) })).statusCode, 204)
+  await refusedByB(revoked.key, 'revoked on A')
+  t.equal((await a.inject({ method: 'DELETE', url: `/api/users/${user.id}`, headers: authHeader(adminToken) })).statusCode, 204)
+  await refusedByB(orphaned.key, 'its owner deleted on A')
+  for (let i = 0; i < 3; i++) t.same((await self(b, user, orphaned.key)).json(), REVOKED)
+  t.same(reads(), [], 'B learnt both from the revocation index, and read no key again')
+})
+
+t.test('a key that expires while held in memory is 401 token_expired', async (t) => {
+  const app = await build(t, ON)
+  const user = await createUser(app)
+  const created = await keyOf(app, user, { name: 'short', expires_at: new Date(Date.now() + 2000).toISOString() })
+  t.equal((await self(app, user, created.key)).statusCode, 200, 'held after its first use')
+  const reads = keyReads(t, app)
+  await sleep(Date.parse(created.expires_at) - Date.now() + 50)
+  const res = await self(app, user, created.key)
+  t.same([res.statusCode, res.json()], [401, EXPIRED])
+  t.same(reads(), [], 'told from memory')
+})
+
 t.test('an unknown key, a wrong secret and a bad checksum are all 401 token_invalid; a bad checksum without any lookup', async (t) => {
   const app = await build(t, ON)
   const user = await createUser(app)
   const created = await keyOf(app, user)
   t.equal((await self(app, user, created.key)).statusCode, 200, 'the key itself passes, and is held as verified')
-  const body = `gh_${created.id}_${'A'.repeat(32)}`
-  const wrongSecret = body + base62Checksum(body)
+  const wrongSecret = wrongSecretFor(created.id)
   const unknownBody = `gh_zzzzzzzzzzzz_${created.key.slice(16, 48)}`
   const unknown = unknownBody + base62Checksum(unknownBody)
   const last = created.key.at(-1) === '0' ? '1' : '0'
