@@ -12,7 +12,7 @@ import { idpValues } from './identities-support.js'
  * the claims, where a key is taken and where refused, the bounds on roles, lifetime and count, and
  * how a key ends (revoked, expired, its owner's role removed or the owner deleted) while password
  * changes and logouts leave it alone; what the verifier keeps in memory (src/api-keys/key-verifier.ts:
- * ended keys too, so a key presented again reads no row).
+ * ended keys too, so a key presented again reads no row), last_used_at written off the request path.
  */
 
 const ON = { ENABLE_API_KEYS: true }
@@ -386,6 +386,28 @@ t.test('last_used_at is written after a use, off the request path, at most once 
   const { access_token: token } = await login(app, user)
   const list = await app.inject({ method: 'GET', url: '/api/auth/api-keys', headers: authHeader(token) })
   t.equal(list.json().data[0].last_used_at, used)
+})
+
+t.test('last_used_at is written off the request path: a write that never ends, or fails, leaves the answer 200; the failure is logged', async (t) => {
+  const lines: string[] = []
+  const app = await build(t, { ...ON, LOG_LEVEL: 'error' }, { logStream: { write: (line) => { lines.push(line) } } })
+  const user = await createUser(app)
+  const hanging = await keyOf(app, user, { name: 'hanging' })
+  const failing = await keyOf(app, user, { name: 'failing' })
+  const started: string[] = []
+  t.capture(app.store.apiKeys, 'touch', async (id: string) => {
+    started.push(id)
+    if (id === hanging.id) return await new Promise<void>(() => {})
+    throw new Error('disk I/O error')
+  })
+  for (const created of [hanging, failing]) {
+    const answered = await Promise.race([self(app, user, created.key), sleep(2000).then(() => undefined)])
+    t.equal(answered?.statusCode, 200, `${created.name}: answered without waiting for the write`)
+  }
+  for (let i = 0; i < 100 && lines.length === 0; i++) await sleep(10)
+  t.same(started, [hanging.id, failing.id], 'both writes were started')
+  const logged = lines.map((line) => JSON.parse(line) as { level: number, msg: string, err?: { message: string } })
+  t.same(logged.map((line) => [line.level, line.msg, line.err?.message]), [[50, 'recording an API key\'s last use failed', 'disk I/O error']])
 })
 
 t.test('API_KEY_RATE_LIMIT answers 429 rate_limited with Retry-After beyond the count, never 401', async (t) => {
