@@ -118,9 +118,13 @@ t.test('a key passes as an access token on /api/* with the key\'s claims, and on
   }
 })
 
+/** Every feature with routes under /api/auth on: passkeys, the OpenID Connect provider's grants, connected accounts. */
+async function everyFeature (t: Test): Promise<FastifyInstance> {
+  return await build(t, idpValues(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost', ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, JWT_ALG: 'ES256' }))
+}
+
 t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) => {
-  // every feature with routes under /api/auth on: passkeys, the OpenID Connect provider's grants, connected accounts
-  const app = await build(t, idpValues(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost', ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, JWT_ALG: 'ES256' }))
+  const app = await everyFeature(t)
   const user = await createUser(app)
   const { key } = await keyOf(app, user)
   const calls = [
@@ -144,6 +148,20 @@ t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) 
   const { access_token: token } = await login(app, user)
   const withSession = await app.inject({ method: 'GET', url: '/api/auth/sessions', headers: authHeader(token) })
   t.equal(withSession.statusCode, 200, 'the negative control: a session passes')
+})
+
+t.test('a key is taken as a Bearer header only: in the access_token cookie it is token_invalid, and /oauth2/userinfo refuses it', async (t) => {
+  const app = await everyFeature(t)
+  const user = await createUser(app)
+  const { key } = await keyOf(app, user)
+  t.equal((await self(app, user, key)).statusCode, 200, 'the negative control: the same key as Bearer')
+  const cookie = await app.inject({ method: 'GET', url: `/api/users/${user.id}`, cookies: { access_token: key } })
+  t.same([cookie.statusCode, cookie.json()], [401, INVALID])
+  for (const method of ['GET', 'POST'] as const) {
+    const userinfo = await app.inject({ method, url: '/oauth2/userinfo', headers: authHeader(key) })
+    t.same([userinfo.statusCode, userinfo.json()], [401, INVALID], `${method} /oauth2/userinfo`)
+    t.match(userinfo.headers['www-authenticate'], /^Bearer realm="gatehouse", error="invalid_token"/)
+  }
 })
 
 t.test('roles must be the owner\'s at creation: else 403 missing_role naming the missing ones', async (t) => {
