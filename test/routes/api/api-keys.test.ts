@@ -6,12 +6,13 @@ import { authHeader, build, changePassword, createUser, login, rawSql, tempDir, 
 import { ISO, MISSING_ADMIN, REVOKED } from '../../patterns.js'
 import { base62Checksum } from '../../../src/api-keys/format.js'
 import { idpValues } from './identities-support.js'
+import { latestMail, NEW_PASSWORD, recoveryApp, resetTokenIn } from '../auth/recovery/support.js'
 
 /*
  * The caller's own API keys (routes/api/api-keys.ts, src/api-keys/, docs/api-keys.md): the format,
  * the claims, where a key is taken and where refused, the bounds on roles, lifetime and count, and
  * how a key ends (revoked, expired, its owner's role removed or the owner deleted) while password
- * changes and logouts leave it alone; what the verifier keeps in memory (src/api-keys/key-verifier.ts:
+ * changes, resets and logouts leave it alone; what the verifier keeps in memory (src/api-keys/key-verifier.ts:
  * ended keys too, so a key presented again reads no row), last_used_at written off the request path.
  */
 
@@ -345,6 +346,24 @@ t.test('a password change and logouts leave keys alone', async (t) => {
   const next = await login(app, { email: user.email, password: 'New-Password-9' })
   t.equal((await app.inject({ method: 'POST', url: '/auth/logout?scope=global', headers: authHeader(next.access_token) })).statusCode, 204)
   t.equal((await self(app, user, key)).statusCode, 200)
+})
+
+t.test('a password reset leaves keys alone while it ends the sessions; an admin sets no password through PUT /api/users/:id', async (t) => {
+  const app = await recoveryApp(t, ON)
+  const admin = await createUser(app, { roles: ['admin'] })
+  const user = await createUser(app)
+  const { key } = await keyOf(app, user)
+  const session = await login(app, user)
+  const { access_token: adminToken } = await login(app, admin)
+  const put = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: authHeader(adminToken), payload: { password: 'Admin-Chosen-Pass-7' } })
+  t.equal(put.statusCode, 422, 'no password field: an admin cannot set one over the API')
+  t.equal((await app.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: user.email } })).statusCode, 202)
+  const token = resetTokenIn((await latestMail(app, user.email)).text)
+  const reset = await app.inject({ method: 'POST', url: '/auth/reset-password', payload: { token, new_password: NEW_PASSWORD } })
+  t.equal(reset.statusCode, 200)
+  const ended = await app.inject({ method: 'GET', url: `/api/users/${user.id}`, headers: authHeader(session.access_token) })
+  t.same([ended.statusCode, ended.json()], [401, REVOKED], 'the negative control: the reset ended the session signed in before it')
+  t.equal((await self(app, user, key)).statusCode, 200, 'the key works on')
 })
 
 t.test('an owner losing a role a key holds ends that key, not the others; deleting the owner ends them all', async (t) => {
