@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { authHeader, build, changePassword, createUser, login, rawSql, tempDir, type CreatedUser } from '../../helper.js'
@@ -13,7 +14,8 @@ import { latestMail, NEW_PASSWORD, recoveryApp, resetTokenIn } from '../auth/rec
  * the claims, where a key is taken and where refused, the bounds on roles, lifetime and count, and
  * how a key ends (revoked, expired, its owner's role removed or the owner deleted) while password
  * changes, resets and logouts leave it alone; what the verifier keeps in memory (src/api-keys/key-verifier.ts:
- * ended keys too, so a key presented again reads no row), last_used_at written off the request path.
+ * ended keys too, so a key presented again reads no row), last_used_at written off the request path,
+ * and the keyed hash under DATA_ENCRYPTION_KEYS.
  */
 
 const ON = { ENABLE_API_KEYS: true }
@@ -364,6 +366,24 @@ t.test('a password reset leaves keys alone while it ends the sessions; an admin 
   const ended = await app.inject({ method: 'GET', url: `/api/users/${user.id}`, headers: authHeader(session.access_token) })
   t.same([ended.statusCode, ended.json()], [401, REVOKED], 'the negative control: the reset ended the session signed in before it')
   t.equal((await self(app, user, key)).statusCode, 200, 'the key works on')
+})
+
+t.test('the stored hash is keyed: an app with other DATA_ENCRYPTION_KEYS on the same data refuses the key, and the hash is the HMAC docs/api-keys.md describes', async (t) => {
+  const dataDir = tempDir(t)
+  const dataKey = randomBytes(32)
+  const values = { ...ON, DATA_DIR: dataDir, DATA_ENCRYPTION_KEYS: `k1:${dataKey.toString('base64')}` }
+  const app = await build(t, values)
+  const user = await createUser(app)
+  const created = await keyOf(app, user)
+  const same = await build(t, values)
+  t.equal((await self(same, user, created.key)).statusCode, 200, 'the negative control: another app with the same data key takes it')
+  const other = await build(t, { ...values, DATA_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` })
+  const refused = await self(other, user, created.key)
+  t.same([refused.statusCode, refused.json()], [401, INVALID], 'a data key of the same id, other bytes')
+  // HMAC-SHA-256 of the whole key, under HKDF-SHA-256 of the data key with salt "gatehouse" and info "gatehouse api keys"
+  const [row] = await rawSql<{ secret_hash: string }>(app.config, sql`select secret_hash from api_keys`)
+  const derived = Buffer.from(hkdfSync('sha256', dataKey, 'gatehouse', 'gatehouse api keys', 32))
+  t.equal(row?.secret_hash, createHmac('sha256', derived).update(created.key).digest('base64url'))
 })
 
 t.test('an owner losing a role a key holds ends that key, not the others; deleting the owner ends them all', async (t) => {
