@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { authHeader, build, createUser, login } from '../../helper.js'
+import { alertCode, PageClient, portalApp } from '../portal/support.js'
 import { BAD_LOGIN, ISO, MISSING_ADMIN, NOT_FOUND as USER_NOT_FOUND, REVOKED, SUPERUSER_REQUIRED, UUID } from '../../patterns.js'
 
 /*
@@ -85,6 +86,53 @@ t.test('a service account never signs in: login, password reset and email codes 
   await app.services.users.setPassword(account.id, 'Set-By-Operator-1', { context: { ip: 'cli' } })
   const withPassword = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: account.email, password: 'Set-By-Operator-1' } })
   t.same([withPassword.statusCode, withPassword.json()], [401, BAD_LOGIN])
+})
+
+t.test('a service account never signs in on the portal: the form and the email code answer as for a wrong password or code', async (t) => {
+  const app = await portalApp(t, ON)
+  const token = await admin(app)
+  const account = await serviceAccount(app, token)
+  await app.services.users.setPassword(account.id, 'Set-By-Operator-1', { context: { ip: 'cli' } })
+  const person = await createUser(app)
+  const browser = new PageClient(app)
+  const pageOf = async (email: string, password: string) => {
+    const res = await browser.post('/portal/login', { email, password })
+    return { status: res.statusCode, alert: alertCode(res.body), page: res.body.replaceAll(email, 'EMAIL') }
+  }
+  const wrongPassword = await pageOf(person.email, 'Not-The-Password-1')
+  t.same([wrongPassword.status, wrongPassword.alert], [401, 'invalid_credentials'])
+  for (const password of ['Set-By-Operator-1', 'Anything-1234']) {
+    t.same(await pageOf(account.email, password), wrongPassword, `the page a wrong password gets (${password})`)
+  }
+  const signedIn = await browser.post('/portal/login', { email: person.email, password: person.password })
+  t.equal(signedIn.statusCode, 303, 'the negative control: a person signs in on the same form')
+
+  const codeOf = async (email: string) => {
+    const client = new PageClient(app)
+    t.equal((await client.post('/portal/code', { email })).statusCode, 303)
+    const res = await client.post('/portal/code/verify', { code: '123456' })
+    return { status: res.statusCode, alert: alertCode(res.body) }
+  }
+  t.same(await codeOf(account.email), await codeOf(person.email), 'a made-up code: the answer a person gets')
+  t.same((await codeOf(account.email)).alert, 'invalid_otp')
+  await app.services.recovery.settled()
+  t.notOk((await app.store.mailOutbox.list()).some((m) => m.to === account.email), 'no code was mailed to the account')
+})
+
+t.test('DELETE /api/users/:id deletes a service account as a user, and ends its keys', async (t) => {
+  const app = await build(t, ON)
+  const token = await admin(app)
+  const account = await serviceAccount(app, token)
+  const { key } = (await app.inject({ method: 'POST', url: `/api/users/${account.id}/api-keys`, headers: authHeader(token), payload: { name: 'job' } })).json() as { key: string }
+  t.equal((await app.inject({ method: 'GET', url: `/api/users/${account.id}`, headers: authHeader(key) })).statusCode, 200)
+  const deleted = await app.inject({ method: 'DELETE', url: `/api/users/${account.id}`, headers: authHeader(token) })
+  t.same([deleted.statusCode, deleted.body], [204, ''])
+  const refused = await app.inject({ method: 'GET', url: `/api/users/${account.id}`, headers: authHeader(key) })
+  t.same([refused.statusCode, refused.json()], [401, REVOKED])
+  const shown = await app.inject({ method: 'GET', url: `/api/users/${account.id}`, headers: authHeader(token) })
+  t.same([shown.statusCode, shown.json()], [404, USER_NOT_FOUND])
+  const listed = await app.inject({ method: 'GET', url: '/api/users?kind=service', headers: authHeader(token) })
+  t.same(listed.json().data, [])
 })
 
 t.test('a service account is never a superuser, and is managed as a user', async (t) => {
