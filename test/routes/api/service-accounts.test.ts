@@ -29,6 +29,21 @@ async function serviceAccount (app: FastifyInstance, token: string, payload: Rec
   return res.json() as Account
 }
 
+/**
+ * The audit trail's API key and service account events, newest first, once `count` of them are
+ * written (the trail is written after the answer), with the fields the tests compare.
+ */
+async function keyEvents (app: FastifyInstance, token: string, count: number): Promise<Array<Record<string, unknown>>> {
+  let events: Array<Record<string, unknown>> = []
+  for (let i = 0; i < 50; i++) {
+    const res = await app.inject({ method: 'GET', url: '/api/audit', headers: authHeader(token) })
+    events = (res.json().data as Array<Record<string, unknown>>).filter((e) => String(e.event).includes('api_key') || e.event === 'service_account_created')
+    if (events.length === count) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return events.map((e) => ({ event: e.event, outcome: e.outcome, actor_id: e.actor_id, user_id: e.user_id, session_id: e.session_id, detail: e.detail }))
+}
+
 t.test('POST /api/service-accounts answers 201 with a UserResponse of kind service and its Location', async (t) => {
   const app = await build(t, ON)
   const token = await admin(app)
@@ -241,17 +256,39 @@ t.test('audit: api_key_created, api_key_revoked with the reason, service_account
   const account = await serviceAccount(app, token)
   const key = (await app.inject({ method: 'POST', url: `/api/users/${account.id}/api-keys`, headers: authHeader(token), payload: { name: 'job' } })).json() as { id: string, expires_at: string }
   await app.inject({ method: 'DELETE', url: `/api/users/${account.id}/api-keys/${key.id}`, headers: authHeader(token) })
-  let events: Array<Record<string, unknown>> = []
-  for (let i = 0; i < 50; i++) {
-    const res = await app.inject({ method: 'GET', url: '/api/audit', headers: authHeader(token) })
-    events = (res.json().data as Array<Record<string, unknown>>).filter((e) => String(e.event).includes('api_key') || e.event === 'service_account_created')
-    if (events.length === 3) break
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  const fields = (e: Record<string, unknown>) => ({ event: e.event, outcome: e.outcome, actor_id: e.actor_id, user_id: e.user_id, session_id: e.session_id, detail: e.detail })
-  t.same(events.map(fields), [
+  t.same(await keyEvents(app, token, 3), [
     { event: 'api_key_revoked', outcome: 'success', actor_id: adminUser.id, user_id: account.id, session_id: null, detail: `revoked_by_admin: key ${key.id}` },
     { event: 'api_key_created', outcome: 'success', actor_id: adminUser.id, user_id: account.id, session_id: null, detail: `key ${key.id} "job"; roles: [backup]; expires ${key.expires_at}` },
     { event: 'service_account_created', outcome: 'success', actor_id: adminUser.id, user_id: account.id, session_id: null, detail: 'roles: [backup]' }
+  ])
+})
+
+t.test('audit: a user\'s own key is created with its owner as the actor; api_key_revoked says revoked_by_owner, grant_removed or user_deleted', async (t) => {
+  const app = await build(t, ON)
+  const adminUser = await createUser(app, { roles: ['admin'] })
+  const { access_token: adminToken } = await login(app, adminUser)
+  const user = await createUser(app, { roles: ['user', 'reports'] })
+  const { access_token: token } = await login(app, user)
+  const keys: Array<{ id: string, name: string, roles: string[], expires_at: string }> = []
+  for (const [name, role] of [['own', 'user'], ['reports', 'reports'], ['last', 'user']]) {
+    const res = await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: authHeader(token), payload: { name, roles: [role] } })
+    t.equal(res.statusCode, 201)
+    keys.push(res.json())
+  }
+  const [own, reports, last] = keys as [typeof keys[0], typeof keys[0], typeof keys[0]]
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${own.id}`, headers: authHeader(token) })).statusCode, 204)
+  t.equal((await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: authHeader(adminToken), payload: { roles: ['user'] } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/users/${user.id}`, headers: authHeader(adminToken) })).statusCode, 204)
+  const revoked = (key: typeof own, actor: string, reason: string) => ({ event: 'api_key_revoked', outcome: 'success', actor_id: actor, user_id: user.id, session_id: null, detail: `${reason}: key ${key.id}` })
+  const created = (key: typeof own) => ({
+    event: 'api_key_created', outcome: 'success', actor_id: user.id, user_id: user.id, session_id: null, detail: `key ${key.id} ${JSON.stringify(key.name)}; roles: [${key.roles.join(',')}]; expires ${key.expires_at}`
+  })
+  t.same(await keyEvents(app, adminToken, 6), [
+    revoked(last, adminUser.id, 'user_deleted'),
+    revoked(reports, adminUser.id, 'grant_removed'),
+    revoked(own, user.id, 'revoked_by_owner'),
+    created(last),
+    created(reports),
+    created(own)
   ])
 })
