@@ -151,3 +151,20 @@ t.test('API_KEY_RATE_LIMIT counts a key\'s hits on both instances in one count t
   const verify = await a.call('GET', '/auth/verify', { token: key })
   t.equal(verify.status, 429, 'and A, which saw two, refuses the fifth')
 })
+
+t.test('one server process on SQLite takes a key on /api/users/:id and /auth/verify, and refuses it once revoked', async (t) => {
+  const server = await startInstance(t, 'sqlite', serverEnv(t))
+  const admin = await signIn(t, server, ADMIN)
+  const { id, key } = await keyOf(t, server, admin.token, { name: 'on sqlite' })
+  const path = `/api/users/${admin.id}`
+  const shown = await server.call('GET', path, { token: key })
+  t.same([shown.status, (shown.body as { id: string }).id], [200, admin.id])
+  const verify = await server.call('GET', '/auth/verify', { token: key })
+  t.same([verify.status, verify.headers.get('x-auth-session-id'), verify.headers.get('x-auth-user-id')], [200, id, admin.id])
+  t.equal((await server.call('DELETE', `/api/auth/api-keys/${id}`, { token: admin.token })).status, 204)
+  const refused = await server.call('GET', path, { token: key })
+  t.same([refused.status, refused.body], [401, REVOKED])
+  const verifyRefused = await server.call('GET', '/auth/verify', { token: key })
+  t.same([verifyRefused.status, verifyRefused.body], [401, REVOKED])
+  t.same(server.logs().filter((r) => r.level >= 50), [], 'no error logged')
+})
