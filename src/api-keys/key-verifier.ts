@@ -1,5 +1,4 @@
 import { timingSafeEqual } from 'node:crypto'
-import type { OwnedApiKey } from '../db/api-keys.js'
 import type { Store } from '../db/store.js'
 import { RateLimited, TokenExpired, TokenInvalid, TokenRevoked } from '../errors.js'
 import type { KeyedHash } from '../crypto/keyed-hash.js'
@@ -8,29 +7,13 @@ import type { CoreLogger } from '../logging/logger.js'
 import type { RevocationIndex } from '../revocations/revocation-index.js'
 import type { Claims } from '../tokens/claims.js'
 import { keyIdOf } from './format.js'
+import { entryOf, SharedValues, type KeyEntry } from './key-entry.js'
 
 /** last_used_at is written at most this often per key (and by one instance: the update's condition) */
 export const TOUCH_INTERVAL_MS = 60_000
 
-/** An API key as the hot path holds it: the hash to compare, when it ends, and its claims built once. */
-export interface KeyEntry {
-  id: string
-  hash: Buffer
-  hashKeyId: string
-  expiresAtMs: number
-  revoked: boolean
-  claims: Claims
-  /** ms of the last last_used_at write this instance made (or read) */
-  touchedAt: number
-  /**
-   * The key exactly as it last passed the keyed hash: presented again, it is compared with this in
-   * constant time instead of hashing anew (an HMAC costs some 10 µs in Node, the whole rest of the
-   * check 2). The verified-token cache of access tokens holds what passed in the same way.
-   */
-  verified: string | undefined
-}
-
-const NO_AMR: string[] = []
+/** Ended keys no one presented since the previous sweep leave memory this often at most (a sweep runs when a read adds a key). */
+export const SWEEP_INTERVAL_MS = 60_000
 
 export interface VerifierOptions {
   store: Store
@@ -43,68 +26,6 @@ export interface VerifierOptions {
   limit?: { counters: CounterStore, max: number, windowMs: number, refused: () => void } | undefined
 }
 
-const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000)
-
-/** The claims of an access token (docs/api-keys.md#using-a-key), never signed: they live in memory only. */
-export function keyClaims (key: OwnedApiKey, issuer: string): Claims {
-  return {
-    user_id: key.userId,
-    email: key.ownerEmail,
-    roles: key.roles,
-    session_id: key.id,
-    is_superuser: false,
-    type: 'access',
-    sub: key.userId,
-    iat: seconds(key.createdAt),
-    exp: seconds(key.expiresAt),
-    iss: issuer,
-    jti: key.id,
-    aal: 'aal1',
-    amr: NO_AMR,
-    auth_time: seconds(key.createdAt),
-    kind: 'api_key',
-    key_id: key.id
-  }
-}
-
-/**
- * One copy of each owner's id and email and of each role list, however many keys share them: a
- * database read makes fresh strings per row, and ten thousand keys of a few owners would each hold
- * their own (docs/api-keys.md#speed). Bounded by the owners and role lists of the keys held.
- */
-export class SharedValues {
-  private readonly owners = new Map<string, { userId: string, email: string }>()
-  private readonly roleLists = new Map<string, string[]>()
-
-  key (key: OwnedApiKey): OwnedApiKey {
-    let owner = this.owners.get(key.userId)
-    if (owner === undefined || owner.email !== key.ownerEmail) {
-      owner = { userId: key.userId, email: key.ownerEmail }
-      this.owners.set(key.userId, owner)
-    }
-    const listed = key.roles.join(',')
-    let roles = this.roleLists.get(listed)
-    if (roles === undefined) {
-      roles = key.roles
-      this.roleLists.set(listed, roles)
-    }
-    return { ...key, userId: owner.userId, ownerEmail: owner.email, roles }
-  }
-}
-
-export function entryOf (key: OwnedApiKey, issuer: string): KeyEntry {
-  return {
-    id: key.id,
-    hash: Buffer.from(key.secretHash, 'base64url'),
-    hashKeyId: key.hashKeyId,
-    expiresAtMs: Date.parse(key.expiresAt),
-    revoked: key.revokedAt !== null,
-    claims: keyClaims(key, issuer),
-    touchedAt: key.lastUsedAt === null ? 0 : Date.parse(key.lastUsedAt),
-    verified: undefined
-  }
-}
-
 /** Constant time for two strings of one length (keyIdOf has checked the presented one's). */
 function sameKey (a: string, b: string): boolean {
   if (a.length !== b.length) return false
@@ -115,15 +36,22 @@ function sameKey (a: string, b: string): boolean {
 
 /**
  * Checks a presented key: its shape and checksum first (no lookup for a made-up key), then the
- * entry by id in memory (a miss reads the database once; only live keys are kept, so the map holds
- * no more than the keys that exist), the keyed hash in constant time, the revocation index, the
- * expiry. No database write on the request: last_used_at goes out afterwards, once a minute at most.
+ * entry by id in memory (a miss reads the database once), the keyed hash in constant time, the
+ * revocation index, the expiry. An ended key (revoked, expired) stays held with its state, so a
+ * client still presenting it is answered from memory, after the keyed hash as any other (a wrong
+ * secret stays token_invalid). What bounds the map: only keys whose row was read are held (a
+ * made-up id never is), and an ended one leaves at the first sweep it was not presented before; a
+ * key whose row went with its owner is remembered only by id while its revocation is in the index.
+ * No database write on the request: last_used_at goes out afterwards, once a minute at most.
  * Synchronous when the key is in memory and no rate limit applies.
  */
 export class ApiKeyVerifier {
   private readonly entries = new Map<string, KeyEntry>()
+  /** ids whose row is gone (its owner deleted) while the index holds their revocation: refused without a read */
+  private readonly gone = new Set<string>()
   private readonly loading = new Map<string, Promise<KeyEntry | undefined>>()
   private readonly shared = new SharedValues()
+  private sweptAt = Date.now()
 
   constructor (private readonly options: VerifierOptions) {}
 
@@ -136,20 +64,16 @@ export class ApiKeyVerifier {
     if (id === undefined) throw new TokenInvalid()
     const entry = this.entries.get(id)
     if (entry !== undefined) return this.admit(entry, token)
+    if (this.gone.has(id) && this.options.index.has(id)) throw new TokenRevoked()
     return this.load(id).then((loaded) => {
       if (loaded === undefined) throw new TokenInvalid()
       return this.admit(loaded, token)
     })
   }
 
-  /** Holds a live key (the memory figure of docs/api-keys.md is measured through it). */
-  remember (key: OwnedApiKey): void {
-    const entry = entryOf(this.shared.key(key), this.options.issuer)
-    if (!entry.revoked && entry.expiresAtMs > Date.now()) this.entries.set(entry.id, entry)
-  }
-
   forget (id: string): void {
     this.entries.delete(id)
+    this.gone.delete(id)
   }
 
   private admit (entry: KeyEntry, token: string): Claims | Promise<Claims> {
@@ -158,13 +82,15 @@ export class ApiKeyVerifier {
       if (hasher === undefined || !timingSafeEqual(hasher.digest(token), entry.hash)) throw new TokenInvalid()
       entry.verified = token
     }
+    const now = Date.now()
     if (entry.revoked || this.options.index.has(entry.id)) {
-      this.entries.delete(entry.id)
+      // once revoked, always: the index forgets the key after its expiry, this entry need not
+      entry.revoked = true
+      entry.refusedAt = now
       throw new TokenRevoked()
     }
-    const now = Date.now()
     if (entry.expiresAtMs <= now) {
-      this.entries.delete(entry.id)
+      entry.refusedAt = now
       throw new TokenExpired()
     }
     if (now - entry.touchedAt >= TOUCH_INTERVAL_MS) this.touch(entry, now)
@@ -191,13 +117,29 @@ export class ApiKeyVerifier {
 
   private async read (id: string): Promise<KeyEntry | undefined> {
     const key = await this.options.store.apiKeys.findOwned(id)
+    const now = Date.now()
+    if (now - this.sweptAt >= SWEEP_INTERVAL_MS) this.sweep(now)
     // a deleted owner's keys are gone with it, their revocations stay: refused as revoked, not unknown
-    if (key === undefined && this.options.index.has(id)) throw new TokenRevoked()
+    if (key === undefined && this.options.index.has(id)) {
+      this.gone.add(id)
+      throw new TokenRevoked()
+    }
     if (key === undefined) return undefined
     const entry = entryOf(this.shared.key(key), this.options.issuer)
-    // a revoked or expired key is answered, not kept
-    if (!entry.revoked && entry.expiresAtMs > Date.now()) this.entries.set(id, entry)
+    this.entries.set(id, entry)
     return entry
+  }
+
+  /** Drops the ended keys not presented since the previous sweep, and the gone ids the index has forgotten. */
+  private sweep (now: number): void {
+    for (const [id, entry] of this.entries) {
+      const ended = entry.revoked || entry.expiresAtMs <= now || this.options.index.has(id)
+      if (ended && entry.refusedAt < this.sweptAt) this.entries.delete(id)
+    }
+    for (const id of this.gone) {
+      if (!this.options.index.has(id)) this.gone.delete(id)
+    }
+    this.sweptAt = now
   }
 
   private touch (entry: KeyEntry, now: number): void {

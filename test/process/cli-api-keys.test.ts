@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { authHeader, buildFrom, databaseEnv, TEST_SECRET, tempDir, testConfig } from '../helper.js'
+import { sql } from 'kysely'
+import { authHeader, buildFrom, databaseEnv, rawSql, TEST_SECRET, tempDir, testConfig } from '../helper.js'
 import { ISO, REVOKED, UUID } from '../patterns.js'
-import { cli } from './cli-process.js'
+import { cli, CLI_PASSWORD } from './cli-process.js'
 
 /*
  * `gatehouse service-account create` and `gatehouse api-key create|list|revoke` as real processes
@@ -71,6 +72,54 @@ t.test('service-account create, api-key create, list and revoke', async (t) => {
   t.same([res.statusCode, res.json()], [401, REVOKED], `the running server refused it after ${Date.now() - started} ms`)
   const again = await cli(['api-key', 'revoke', id], env)
   t.same([again.code, again.stderr], [1, 'gatehouse: API key not found\n'])
+  const audited = await rawSql<{ actor_id: string | null, user_id: string, detail: string }>(app.config, sql`select actor_id, user_id, detail from audit_events where event = 'api_key_revoked'`)
+  t.same(audited, [{ actor_id: null, user_id: account.id, detail: `revoked_by_operator: key ${id}` }], 'audited as the operator\'s revocation')
+})
+
+t.test('api-key create takes some of the account\'s roles; a role beyond them exits 1 naming it, and so does --expires-in past API_KEY_MAX_TTL', async (t) => {
+  const dataDir = tempDir(t)
+  const env = { ...await databaseEnv(t, dataDir), JWT_SECRET: TEST_SECRET, ENABLE_API_KEYS: 'true', DATA_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`, API_KEY_MAX_TTL: '30d' }
+  const created = await cli(['service-account', 'create', '--name', 'Reports', '--role', 'backup', '--role', 'reports', '--json'], env)
+  t.equal(created.code, 0, created.stderr)
+  const { email } = JSON.parse(created.stdout) as { email: string }
+  const subset = await cli(['api-key', 'create', '--user', email, '--name', 'backup only', '--role', 'backup', '--json'], env)
+  t.equal(subset.code, 0, subset.stderr)
+  t.same((JSON.parse(subset.stdout) as { roles: string[] }).roles, ['backup'])
+  const beyond = await cli(['api-key', 'create', '--user', email, '--name', 'x', '--role', 'backup', '--role', 'admin'], env)
+  t.same([beyond.code, beyond.stderr, beyond.stdout], [1, 'gatehouse: You are not allowed to perform this action (missing_role): the account does not hold admin\n', ''])
+  const tooLong = await cli(['api-key', 'create', '--user', email, '--name', 'x', '--expires-in', '31d'], env)
+  t.equal(tooLong.code, 1)
+  t.match(tooLong.stderr, /^gatehouse: --expires-in: The expires_at field must not exceed \d{4}-\d{2}-\d{2}T[\d:.]+Z\n$/)
+  const longest = await cli(['api-key', 'create', '--user', email, '--name', 'x', '--expires-in', '30d'], env)
+  t.equal(longest.code, 0, 'the negative control: API_KEY_MAX_TTL itself is allowed')
+  const listed = await cli(['api-key', 'list', '--user', email, '--json'], env)
+  t.same((JSON.parse(listed.stdout) as { data: Array<{ name: string }> }).data.map((k) => k.name), ['x', 'backup only'], 'the refused ones made no key')
+})
+
+t.test('user set-password ends the user\'s sessions and leaves their API keys alone', async (t) => {
+  const dataDir = tempDir(t)
+  const dek = `k1:${randomBytes(32).toString('base64')}`
+  const env = { ...await databaseEnv(t, dataDir), JWT_SECRET: TEST_SECRET, ENABLE_API_KEYS: 'true', DATA_ENCRYPTION_KEYS: dek }
+  const made = await cli(['user', 'create', '--email', 'kim@example.com', '--name', 'Kim'], env, `${CLI_PASSWORD}\n`)
+  t.equal(made.code, 0, made.stderr)
+  const app = await buildFrom(t, testConfig(t, { DATA_DIR: dataDir, ENABLE_API_KEYS: true, DATA_ENCRYPTION_KEYS: dek, REVOCATION_POLL_MS: 100 }))
+  const signedIn = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'kim@example.com', password: CLI_PASSWORD } })
+  const { access_token: token, user } = signedIn.json() as { access_token: string, user: { id: string } }
+  const created = await app.inject({ method: 'POST', url: '/api/auth/api-keys', headers: authHeader(token), payload: { name: 'laptop' } })
+  const { key } = created.json() as { key: string }
+  const path = `/api/users/${user.id}`
+  t.equal((await app.inject({ method: 'GET', url: path, headers: authHeader(key) })).statusCode, 200)
+
+  const set = await cli(['user', 'set-password', 'kim@example.com'], env, 'Another-Cli-Pass-7!\n')
+  t.equal(set.code, 0, set.stderr)
+  const started = Date.now()
+  let session = await app.inject({ method: 'GET', url: path, headers: authHeader(token) })
+  while (session.statusCode === 200 && Date.now() - started < 1000) {
+    await sleep(20)
+    session = await app.inject({ method: 'GET', url: path, headers: authHeader(token) })
+  }
+  t.same([session.statusCode, session.json()], [401, REVOKED], 'the negative control: the session signed in before it ended')
+  t.equal((await app.inject({ method: 'GET', url: path, headers: authHeader(key) })).statusCode, 200, 'the key works on')
 })
 
 t.test('bad arguments exit 2, refused operations 1, and with API keys off the commands say so', async (t) => {

@@ -1,16 +1,21 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import t from 'tap'
-import { authHeader, build, changePassword, createUser, login, rawSql, type CreatedUser } from '../../helper.js'
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t, { type Test } from 'tap'
+import { authHeader, build, changePassword, createUser, login, rawSql, tempDir, type CreatedUser } from '../../helper.js'
 import { ISO, MISSING_ADMIN, REVOKED } from '../../patterns.js'
 import { base62Checksum } from '../../../src/api-keys/format.js'
 import { idpValues } from './identities-support.js'
+import { latestMail, NEW_PASSWORD, recoveryApp, resetTokenIn } from '../auth/recovery/support.js'
 
 /*
  * The caller's own API keys (routes/api/api-keys.ts, src/api-keys/, docs/api-keys.md): the format,
  * the claims, where a key is taken and where refused, the bounds on roles, lifetime and count, and
  * how a key ends (revoked, expired, its owner's role removed or the owner deleted) while password
- * changes and logouts leave it alone.
+ * changes, resets and logouts leave it alone; what the verifier keeps in memory (src/api-keys/key-verifier.ts:
+ * ended keys too, so a key presented again reads no row), last_used_at written off the request path,
+ * and the keyed hash under DATA_ENCRYPTION_KEYS.
  */
 
 const ON = { ENABLE_API_KEYS: true }
@@ -37,6 +42,19 @@ async function keyOf (app: FastifyInstance, user: CreatedUser, payload: Record<s
 
 async function self (app: FastifyInstance, user: CreatedUser, key: string) {
   return await app.inject({ method: 'GET', url: `/api/users/${user.id}`, headers: authHeader(key) })
+}
+
+/** A key of the shape, with a good checksum, naming `id` with a secret that is not its own. */
+function wrongSecretFor (id: string): string {
+  const body = `gh_${id}_${'A'.repeat(32)}`
+  return body + base62Checksum(body)
+}
+
+/** Every database read of a key by id from now on (the calls still go through). */
+function keyReads (t: Test, app: FastifyInstance): () => unknown[][] {
+  const repository = app.store.apiKeys
+  const reads = t.capture(repository, 'findOwned', repository.findOwned.bind(repository))
+  return () => reads().map((call) => call.args)
 }
 
 t.test('POST /api/auth/api-keys answers 201 with the key once, and GET lists it without the key', async (t) => {
@@ -103,9 +121,13 @@ t.test('a key passes as an access token on /api/* with the key\'s claims, and on
   }
 })
 
+/** Every feature with routes under /api/auth on: passkeys, the OpenID Connect provider's grants, connected accounts. */
+async function everyFeature (t: Test): Promise<FastifyInstance> {
+  return await build(t, idpValues(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost', ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, JWT_ALG: 'ES256' }))
+}
+
 t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) => {
-  // every feature with routes under /api/auth on: passkeys, the OpenID Connect provider's grants, connected accounts
-  const app = await build(t, idpValues(t, { ...ON, ENABLE_PASSKEYS: true, PUBLIC_URL: 'http://auth.gh.localhost', ENABLE_PORTAL: true, ENABLE_OIDC_PROVIDER: true, JWT_ALG: 'ES256' }))
+  const app = await everyFeature(t)
   const user = await createUser(app)
   const { key } = await keyOf(app, user)
   const calls = [
@@ -129,6 +151,20 @@ t.test('every /api/auth/* route refuses a key: 403 session_required', async (t) 
   const { access_token: token } = await login(app, user)
   const withSession = await app.inject({ method: 'GET', url: '/api/auth/sessions', headers: authHeader(token) })
   t.equal(withSession.statusCode, 200, 'the negative control: a session passes')
+})
+
+t.test('a key is taken as a Bearer header only: in the access_token cookie it is token_invalid, and /oauth2/userinfo refuses it', async (t) => {
+  const app = await everyFeature(t)
+  const user = await createUser(app)
+  const { key } = await keyOf(app, user)
+  t.equal((await self(app, user, key)).statusCode, 200, 'the negative control: the same key as Bearer')
+  const cookie = await app.inject({ method: 'GET', url: `/api/users/${user.id}`, cookies: { access_token: key } })
+  t.same([cookie.statusCode, cookie.json()], [401, INVALID])
+  for (const method of ['GET', 'POST'] as const) {
+    const userinfo = await app.inject({ method, url: '/oauth2/userinfo', headers: authHeader(key) })
+    t.same([userinfo.statusCode, userinfo.json()], [401, INVALID], `${method} /oauth2/userinfo`)
+    t.match(userinfo.headers['www-authenticate'], /^Bearer realm="gatehouse", error="invalid_token"/)
+  }
 })
 
 t.test('roles must be the owner\'s at creation: else 403 missing_role naming the missing ones', async (t) => {
@@ -215,13 +251,77 @@ t.test('an expired key is 401 token_expired', async (t) => {
   t.same(res.json(), EXPIRED)
 })
 
+t.test('an ended key stays in memory: revoked or expired, five presentations read the database once, and a wrong secret is still token_invalid', async (t) => {
+  const app = await build(t, ON)
+  const user = await createUser(app)
+  const revoked = await keyOf(app, user, { name: 'revoked' })
+  const expired = await keyOf(app, user, { name: 'expired' })
+  const { access_token: token } = await login(app, user)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/auth/api-keys/${revoked.id}`, headers: authHeader(token) })).statusCode, 204)
+  await rawSql(app.config, sql`update api_keys set expires_at = ${new Date(Date.now() - 1000).toISOString()} where id = ${expired.id}`)
+  // neither key was presented yet: the first presentation is a miss, as on a fresh instance
+  const reads = keyReads(t, app)
+  for (const [created, answer] of [[revoked, REVOKED], [expired, EXPIRED]] as const) {
+    for (let i = 1; i <= 5; i++) {
+      const res = await self(app, user, created.key)
+      t.same([res.statusCode, res.json()], [401, answer], `${created.name}, presentation ${i}`)
+    }
+    const wrong = await self(app, user, wrongSecretFor(created.id))
+    t.same([wrong.statusCode, wrong.json()], [401, INVALID], 'the keyed hash is checked before the state is told')
+    t.same(reads(), [[created.id]], `${created.name}: one read for five presentations and a wrong secret`)
+  }
+})
+
+t.test('a key held in memory is refused once another instance revokes it or deletes its owner, from memory, within a second', async (t) => {
+  const dataDir = tempDir(t)
+  const values = { ...ON, DATA_DIR: dataDir, REVOCATION_POLL_MS: 100 }
+  const a = await build(t, values)
+  const b = await build(t, values)
+  const admin = await createUser(a, { roles: ['admin'] })
+  const { access_token: adminToken } = await login(a, admin)
+  const user = await createUser(a)
+  const revoked = await keyOf(a, user, { name: 'revoked' })
+  const orphaned = await keyOf(a, user, { name: 'orphaned' })
+  for (const { key } of [revoked, orphaned]) t.equal((await self(b, user, key)).statusCode, 200, 'B reads and holds the key')
+  const reads = keyReads(t, b)
+
+  // asked of /auth/verify, which answers 200 until the key is refused whether or not its owner is there
+  const verifyOnB = async (key: string) => await b.inject({ method: 'GET', url: '/auth/verify', headers: authHeader(key) })
+  const refusedByB = async (key: string, what: string) => {
+    const started = Date.now()
+    let res = await verifyOnB(key)
+    while (res.statusCode === 200 && Date.now() - started < 1000) {
+      await sleep(20)
+      res = await verifyOnB(key)
+    }
+    t.same([res.statusCode, res.json()], [401, REVOKED], `${what}: B refused it after ${Date.now() - started} ms`)
+  }
+  t.equal((await a.inject({ method: 'DELETE', url: `/api/users/${user.id}/api-keys/${revoked.id}`, headers: authHeader(adminToken) })).statusCode, 204)
+  await refusedByB(revoked.key, 'revoked on A')
+  t.equal((await a.inject({ method: 'DELETE', url: `/api/users/${user.id}`, headers: authHeader(adminToken) })).statusCode, 204)
+  await refusedByB(orphaned.key, 'its owner deleted on A')
+  for (let i = 0; i < 3; i++) t.same((await self(b, user, orphaned.key)).json(), REVOKED)
+  t.same(reads(), [], 'B learnt both from the revocation index, and read no key again')
+})
+
+t.test('a key that expires while held in memory is 401 token_expired', async (t) => {
+  const app = await build(t, ON)
+  const user = await createUser(app)
+  const created = await keyOf(app, user, { name: 'short', expires_at: new Date(Date.now() + 2000).toISOString() })
+  t.equal((await self(app, user, created.key)).statusCode, 200, 'held after its first use')
+  const reads = keyReads(t, app)
+  await sleep(Date.parse(created.expires_at) - Date.now() + 50)
+  const res = await self(app, user, created.key)
+  t.same([res.statusCode, res.json()], [401, EXPIRED])
+  t.same(reads(), [], 'told from memory')
+})
+
 t.test('an unknown key, a wrong secret and a bad checksum are all 401 token_invalid; a bad checksum without any lookup', async (t) => {
   const app = await build(t, ON)
   const user = await createUser(app)
   const created = await keyOf(app, user)
   t.equal((await self(app, user, created.key)).statusCode, 200, 'the key itself passes, and is held as verified')
-  const body = `gh_${created.id}_${'A'.repeat(32)}`
-  const wrongSecret = body + base62Checksum(body)
+  const wrongSecret = wrongSecretFor(created.id)
   const unknownBody = `gh_zzzzzzzzzzzz_${created.key.slice(16, 48)}`
   const unknown = unknownBody + base62Checksum(unknownBody)
   const last = created.key.at(-1) === '0' ? '1' : '0'
@@ -248,6 +348,42 @@ t.test('a password change and logouts leave keys alone', async (t) => {
   const next = await login(app, { email: user.email, password: 'New-Password-9' })
   t.equal((await app.inject({ method: 'POST', url: '/auth/logout?scope=global', headers: authHeader(next.access_token) })).statusCode, 204)
   t.equal((await self(app, user, key)).statusCode, 200)
+})
+
+t.test('a password reset leaves keys alone while it ends the sessions; an admin sets no password through PUT /api/users/:id', async (t) => {
+  const app = await recoveryApp(t, ON)
+  const admin = await createUser(app, { roles: ['admin'] })
+  const user = await createUser(app)
+  const { key } = await keyOf(app, user)
+  const session = await login(app, user)
+  const { access_token: adminToken } = await login(app, admin)
+  const put = await app.inject({ method: 'PUT', url: `/api/users/${user.id}`, headers: authHeader(adminToken), payload: { password: 'Admin-Chosen-Pass-7' } })
+  t.equal(put.statusCode, 422, 'no password field: an admin cannot set one over the API')
+  t.equal((await app.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: user.email } })).statusCode, 202)
+  const token = resetTokenIn((await latestMail(app, user.email)).text)
+  const reset = await app.inject({ method: 'POST', url: '/auth/reset-password', payload: { token, new_password: NEW_PASSWORD } })
+  t.equal(reset.statusCode, 200)
+  const ended = await app.inject({ method: 'GET', url: `/api/users/${user.id}`, headers: authHeader(session.access_token) })
+  t.same([ended.statusCode, ended.json()], [401, REVOKED], 'the negative control: the reset ended the session signed in before it')
+  t.equal((await self(app, user, key)).statusCode, 200, 'the key works on')
+})
+
+t.test('the stored hash is keyed: an app with other DATA_ENCRYPTION_KEYS on the same data refuses the key, and the hash is the HMAC docs/api-keys.md describes', async (t) => {
+  const dataDir = tempDir(t)
+  const dataKey = randomBytes(32)
+  const values = { ...ON, DATA_DIR: dataDir, DATA_ENCRYPTION_KEYS: `k1:${dataKey.toString('base64')}` }
+  const app = await build(t, values)
+  const user = await createUser(app)
+  const created = await keyOf(app, user)
+  const same = await build(t, values)
+  t.equal((await self(same, user, created.key)).statusCode, 200, 'the negative control: another app with the same data key takes it')
+  const other = await build(t, { ...values, DATA_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` })
+  const refused = await self(other, user, created.key)
+  t.same([refused.statusCode, refused.json()], [401, INVALID], 'a data key of the same id, other bytes')
+  // HMAC-SHA-256 of the whole key, under HKDF-SHA-256 of the data key with salt "gatehouse" and info "gatehouse api keys"
+  const [row] = await rawSql<{ secret_hash: string }>(app.config, sql`select secret_hash from api_keys`)
+  const derived = Buffer.from(hkdfSync('sha256', dataKey, 'gatehouse', 'gatehouse api keys', 32))
+  t.equal(row?.secret_hash, createHmac('sha256', derived).update(created.key).digest('base64url'))
 })
 
 t.test('an owner losing a role a key holds ends that key, not the others; deleting the owner ends them all', async (t) => {
@@ -307,6 +443,28 @@ t.test('last_used_at is written after a use, off the request path, at most once 
   const { access_token: token } = await login(app, user)
   const list = await app.inject({ method: 'GET', url: '/api/auth/api-keys', headers: authHeader(token) })
   t.equal(list.json().data[0].last_used_at, used)
+})
+
+t.test('last_used_at is written off the request path: a write that never ends, or fails, leaves the answer 200; the failure is logged', async (t) => {
+  const lines: string[] = []
+  const app = await build(t, { ...ON, LOG_LEVEL: 'error' }, { logStream: { write: (line) => { lines.push(line) } } })
+  const user = await createUser(app)
+  const hanging = await keyOf(app, user, { name: 'hanging' })
+  const failing = await keyOf(app, user, { name: 'failing' })
+  const started: string[] = []
+  t.capture(app.store.apiKeys, 'touch', async (id: string) => {
+    started.push(id)
+    if (id === hanging.id) return await new Promise<void>(() => {})
+    throw new Error('disk I/O error')
+  })
+  for (const created of [hanging, failing]) {
+    const answered = await Promise.race([self(app, user, created.key), sleep(2000).then(() => undefined)])
+    t.equal(answered?.statusCode, 200, `${created.name}: answered without waiting for the write`)
+  }
+  for (let i = 0; i < 100 && lines.length === 0; i++) await sleep(10)
+  t.same(started, [hanging.id, failing.id], 'both writes were started')
+  const logged = lines.map((line) => JSON.parse(line) as { level: number, msg: string, err?: { message: string } })
+  t.same(logged.map((line) => [line.level, line.msg, line.err?.message]), [[50, 'recording an API key\'s last use failed', 'disk I/O error']])
 })
 
 t.test('API_KEY_RATE_LIMIT answers 429 rate_limited with Retry-After beyond the count, never 401', async (t) => {
