@@ -31,6 +31,7 @@ const NOT_SETTINGS: Record<string, string> = {
 
 /** Code spans that start with "gatehouse" but are no command, each with the reason. */
 const NOT_COMMANDS: Record<string, string> = {
+  'gatehouse api keys': 'the HKDF info string of docs/api-keys.md',
   'gatehouse one-time secrets': 'the HKDF info string of docs/recovery.md',
   'gatehouse recovery codes': 'the HKDF info string of docs/two-factor.md',
   'gatehouse webauthn challenges': 'the HKDF info string of docs/passkeys.md'
