@@ -35,6 +35,8 @@ export interface SignerUpstream {
   script: (next: TokenScript) => void
   /** discovery answers 503 while true */
   discoveryDown: (down: boolean) => void
+  /** every access token and ID token its token endpoint has issued */
+  issued: () => string[]
   stop: () => Promise<void>
 }
 
@@ -51,6 +53,7 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
   const pending = new Map<string, Pending>()
   /** the ID token's `sub` of each access token issued, for userinfo */
   const subjects = new Map<string, unknown>()
+  const issued: string[] = []
   // the issuer names the port, known once the server listens
   const self = { issuer: '' }
 
@@ -79,7 +82,9 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
     const claims = defined({ iss: self.issuer, sub: client.subject, aud: client.clientId, exp: now + 300, iat: now, nonce: grant.nonce, email: client.email, email_verified: true, ...script.claims })
     const accessToken = randomBytes(16).toString('hex')
     subjects.set(accessToken, claims.sub)
-    json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, id_token: await idToken(claims) })
+    const signed = await idToken(claims)
+    issued.push(accessToken, signed)
+    json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, id_token: signed })
   }
 
   function userinfo (req: IncomingMessage, res: ServerResponse): void {
@@ -127,5 +132,5 @@ export async function startSignerUpstream (client: { clientId: string, clientSec
     json(res, 404, { error: 'not_found' })
   })
   self.issuer = origin
-  return { issuer: origin, script: (next) => { script = next }, discoveryDown: (value) => { down = value }, stop: async () => await stopServer(server) }
+  return { issuer: origin, script: (next) => { script = next }, discoveryDown: (value) => { down = value }, issued: () => [...issued], stop: async () => await stopServer(server) }
 }
