@@ -1,6 +1,5 @@
 import { DURATION_PATTERN, parseDuration } from '../config/units.js'
 import type { ApiKey } from '../db/api-keys.js'
-import { Forbidden, ValidationFailed } from '../errors.js'
 import { apiKeyRepresentation, userRepresentation } from '../http/presenters.js'
 import { UsageError, type CommandGroup } from './command.js'
 import type { CliContext } from './context.js'
@@ -19,17 +18,6 @@ function nameOf (value: unknown, min: number): string {
   const name = value as string
   if (name.trim().length < min || name.length > 100) throw new UsageError(`--name must be ${min} to 100 characters`)
   return name
-}
-
-/** The service's refusals of a new key in the command's terms: the roles the account lacks, an expiry past API_KEY_MAX_TTL. */
-async function refusalsNamed<T> (work: Promise<T>): Promise<T> {
-  try {
-    return await work
-  } catch (err) {
-    if (err instanceof Forbidden && err.requiredRoles !== undefined) throw new Failure(`${err.message} (missing_role): the account does not hold ${err.requiredRoles.join(', ')}`)
-    if (err instanceof ValidationFailed) throw new Failure(`--expires-in: ${Object.values(err.errors).flat().join('; ')}`)
-    throw err
-  }
 }
 
 const keyLine = (key: ApiKey) => `${key.id}  ${key.name}  [${key.roles.join(',')}]  expires ${key.expiresAt}  last used ${key.lastUsedAt ?? 'never'}`
@@ -70,6 +58,7 @@ export const apiKeyGroup: CommandGroup = {
         '--role <role>             a role of the account the key holds (repeatable); without any, all of them',
         '--expires-in <duration>   e.g. 30d; at most API_KEY_MAX_TTL (the default)'
       ],
+      fieldOptions: { expires_at: '--expires-in' },
       async run ({ values }, context) {
         const name = nameOf(values.name, 1)
         const roles = rolesOf(values)
@@ -78,7 +67,7 @@ export const apiKeyGroup: CommandGroup = {
         const cli = await context()
         const user = await cli.userOf(values.user as string)
         const expiresAt = expiresIn === undefined ? undefined : new Date(Date.now() + parseDuration(expiresIn) * 1000).toISOString()
-        const { key, secret } = await refusalsNamed(apiKeysOf(cli).createFor(user.id, { name, roles, expiresAt }, cli.requester))
+        const { key, secret } = await apiKeysOf(cli).createFor(user.id, { name, roles, expiresAt }, cli.requester)
         const text = `created API key ${key.id} for ${user.email} [${key.roles.join(',')}], expires ${key.expiresAt}; shown this once:\n${secret}`
         return { text, json: { ...apiKeyRepresentation(key), key: secret } }
       }

@@ -28,6 +28,8 @@ export interface Command {
   required?: string[]
   /** what --help adds under the usage, one line per option */
   help?: string[]
+  /** the option behind a field of the service's request, named in a refusal of that field (`expires_at` → `--expires-in`) */
+  fieldOptions?: Record<string, string>
   run (input: Input, context: () => Promise<CliContext>): Promise<Output>
 }
 

@@ -6,6 +6,7 @@ import { connect, type Store } from '../db/store.js'
 import type { User } from '../db/users.js'
 import { createServices, type Services } from '../services.js'
 import type { Requester } from '../accounts/users.js'
+import { Forbidden, ValidationFailed } from '../errors.js'
 import { Failure } from './failure.js'
 
 export interface CliContext {
@@ -33,8 +34,13 @@ function shown (url: string): string {
   }
 }
 
-/** An error's message on one line; a driver's error without one (an AggregateError of refused connections) by its code. */
-export function oneLine (err: unknown): string {
+/**
+ * An error's message on one line; a driver's error without one (an AggregateError of refused
+ * connections) by its code; a service's refusal with its detail, a field named by the command's option.
+ */
+export function oneLine (err: unknown, fieldOptions: Record<string, string> = {}): string {
+  if (err instanceof ValidationFailed) return Object.entries(err.errors).map(([field, messages]) => `${fieldOptions[field] === undefined ? '' : `${fieldOptions[field]}: `}${messages.join('; ')}`).join('; ')
+  if (err instanceof Forbidden && err.requiredRoles !== undefined) return `${err.message} (${err.reason}): the account does not hold ${err.requiredRoles.join(', ')}`
   const e = err as { message?: string, code?: string, errors?: unknown[] }
   const message = e.message !== undefined && e.message !== '' ? e.message : e.errors?.[0] !== undefined ? oneLine(e.errors[0]) : e.code ?? String(err)
   return message.replace(/\s*\n\s*/g, ' ')

@@ -73,7 +73,7 @@ export async function main (argv: string[], io: Io = STDIO): Promise<number> {
     }
     // a refused value (email taken, not found), a bad setting, a database that fails
     const expected = err instanceof Failure || err instanceof CatalogueError || err instanceof ConfigError
-    io.err(`gatehouse: ${expected ? oneLine(err) : `failed: ${oneLine(err)}`}\n`)
+    io.err(`gatehouse: ${expected ? oneLine(err, command.fieldOptions) : `failed: ${oneLine(err)}`}\n`)
     return 1
   } finally {
     await session.close().catch((err: unknown) => { io.err(`gatehouse: closing the database failed: ${oneLine(err)}\n`) })

@@ -1,6 +1,5 @@
 import { Ajv } from 'ajv'
 import { CreateClientRequest } from '../../schemas/oidc-clients.js'
-import { ValidationFailed } from '../errors.js'
 import type { ClientView } from '../oidc/clients.js'
 import { clientBody } from '../oidc/presenter.js'
 import type { OidcServices } from '../oidc/provider.js'
@@ -15,16 +14,6 @@ const validate = addRules(new Ajv({ allErrors: true, strict: true, strictTypes: 
 function providerOf (cli: CliContext): OidcServices {
   if (cli.services.oidc === undefined) throw new Failure('the OpenID Connect provider is off: set ENABLE_OIDC_PROVIDER=true (docs/oidc.md)')
   return cli.services.oidc
-}
-
-/** A refusal of the service, on one line naming each field and rule. */
-async function explained<T> (work: Promise<T>): Promise<T> {
-  try {
-    return await work
-  } catch (err) {
-    if (err instanceof ValidationFailed) throw new Failure(Object.values(err.errors).flat().join('; '))
-    throw err
-  }
 }
 
 function requestOf (values: Record<string, unknown>): CreateClientRequest {
@@ -43,8 +32,7 @@ function requestOf (values: Record<string, unknown>): CreateClientRequest {
     ...(values['skip-consent'] === true && { skip_consent: true })
   }
   if (!validate(request)) {
-    const failed = toValidationFailed(validate.errors ?? [], { context: 'body', data: request, withDetails: false, schema: CreateClientRequest })
-    throw new Failure(Object.values(failed.errors).flat().join('; '))
+    throw toValidationFailed(validate.errors ?? [], { context: 'body', data: request, withDetails: false, schema: CreateClientRequest })
   }
   return request
 }
@@ -89,7 +77,7 @@ export const oidcClientGroup: CommandGroup = {
       async run ({ values }, context) {
         const request = requestOf(values)
         const cli = await context()
-        const { client, secret } = await explained(providerOf(cli).admin.create(request, cli.requester))
+        const { client, secret } = await providerOf(cli).admin.create(request, cli.requester)
         const body = { ...clientBody(client, cli.config.accessTtl), ...(secret !== undefined && { client_secret: secret }) }
         const text = `created client ${client.clientId}${secret === undefined ? ' (public: no secret)' : `\nclient_secret: ${secret}\n(shown this once: store it now)`}`
         return { text, json: body }
@@ -111,7 +99,7 @@ export const oidcClientGroup: CommandGroup = {
       async run ({ positionals }, context) {
         const cli = await context()
         const clientId = positionals[0] as string
-        const secret = await explained(providerOf(cli).admin.rotateSecret(clientId, cli.requester))
+        const secret = await providerOf(cli).admin.rotateSecret(clientId, cli.requester)
         return { text: `client_secret: ${secret}\n(shown this once: store it now)`, json: { client_secret: secret } }
       }
     },
