@@ -14,7 +14,7 @@ export interface PasswordCheckOptions {
 }
 
 /**
- * Every check of a user's password that keeps the password (SPEC §18): sign-in, the step-up
+ * Every check of a user's password (SPEC §18): sign-in, change-password, the step-up
  * re-authentication, and the TOTP changes that ask for it (src/two-factor/, which takes this
  * check through its options, as it comes before accounts/). A right password over a hash that
  * is not today's argon2id (an imported one, older ARGON2_* parameters) is rehashed here, once.
@@ -22,17 +22,20 @@ export interface PasswordCheckOptions {
 export class PasswordCheck {
   constructor (private readonly options: PasswordCheckOptions) {}
 
-  /** Whether `password` is the user's; an unknown user (undefined) costs the dummy verification and is false. */
-  async verify (user: User | undefined, password: string, context: RequestContext): Promise<boolean> {
+  /**
+   * Whether `password` is the user's; an unknown user (undefined) costs the dummy verification and
+   * is false. `rehash: false` where the caller replaces the hash itself right after (change-password).
+   */
+  async verify (user: User | undefined, password: string, context: RequestContext, { rehash = true } = {}): Promise<boolean> {
     const { hasher } = this.options
     const ok = await hasher.verify(user?.passwordHash, password)
-    if (ok && user !== undefined && hasher.needsRehash(user.passwordHash)) await this.rehash(user, password, context)
+    if (ok && rehash && user !== undefined && hasher.needsRehash(user.passwordHash)) await this.rehash(user, password, context)
     return ok
   }
 
-  /** `verify` for a signed-in user (step-up, the TOTP changes), counted by the change-password throttle as the same guess. */
-  async counted (user: User, password: string, context: RequestContext): Promise<boolean> {
-    const { ok } = await this.options.throttle.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await this.verify(user, password, context) }))
+  /** `verify` for a signed-in user (change-password, step-up, the TOTP changes), counted by the change-password throttle as the same guess. */
+  async counted (user: User, password: string, context: RequestContext, options: { rehash?: boolean } = {}): Promise<boolean> {
+    const { ok } = await this.options.throttle.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await this.verify(user, password, context, options) }))
     return ok
   }
 

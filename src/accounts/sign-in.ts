@@ -62,15 +62,14 @@ export class AuthService {
   /**
    * The new hash is made before the transaction opens: argon2 waits on libuv's pool, and a held
    * transaction would block SQLite's one connection for every other request. The current
-   * password is checked by the hasher alone, not `passwords`: a legacy hash is replaced by the
-   * new password's argon2id just below, so a rehash first would be work thrown away.
+   * password's check does not rehash a legacy hash: the new password's argon2id replaces it just
+   * below, so a rehash first would be work thrown away.
    */
   async changePassword (caller: Claims, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
-    const { store, hasher, sessions, audit, throttles } = this.options
+    const { store, hasher, passwords, sessions, audit } = this.options
     const user = await store.users.findById(caller.user_id)
     if (user === undefined) throw new TokenRevoked()
-    const { ok } = await throttles.password.attempt(`password:${user.id}`, context.ip, async () => ({ ok: await hasher.verify(user.passwordHash, currentPassword) }))
-    if (!ok) {
+    if (!await passwords.counted(user, currentPassword, context, { rehash: false })) {
       audit({ event: 'password_change_failed', outcome: 'failure', actorId: user.id, userId: user.id, sessionId: caller.session_id }, context)
       throw new InvalidPassword()
     }
